@@ -1,0 +1,27 @@
+# The README's commands. Everything installs into .venv so a fresh clone works.
+PY ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: test demo bench setup clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+test: $(STAMP)
+	$(VPY) -m pytest -n 2 tests
+
+demo: $(STAMP)
+	$(VPY) examples/mlp_demo.py
+
+bench: $(STAMP)
+	$(VPY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,40 @@
+"""ember: a deep-learning framework with PyTorch's API, on NumPy."""
+from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16,
+                     float32, float64, complex64, complex128, finfo, iinfo, promote_types,
+                     can_cast, get_default_dtype, set_default_dtype)
+from ._dtype import float32 as float, float64 as double, float16 as half, int16 as short
+from ._dtype import int32 as int, int64 as long, complex64 as cfloat, complex128 as cdouble
+from ._device import device
+from ._tensor import Tensor, Size, is_tensor
+from ._memory import memory_allocated, max_memory_allocated, reset_peak_memory_stats, memory_stats
+from . import ops
+from .ops.creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, empty, full,
+                           zeros_like, ones_like, empty_like, full_like, arange, linspace,
+                           logspace, eye, scalar_tensor)
+from .ops.copy import clone
+from .ops.pointwise import *  # noqa: F401,F403
+from .ops.shape import *  # noqa: F401,F403
+from .ops.reduction import *  # noqa: F401,F403
+from . import autograd
+from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
+                                 is_grad_enabled, is_inference_mode_enabled)
+
+strided = "torch.strided"
+__version__ = "0.1.0"
+
+
+def result_type(tensor1, tensor2):
+    from ._dtype import result_dtype
+    return result_dtype((tensor1, tensor2))
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def is_complex(input):
+    return input.is_complex()
+
+
+def numel(input):
+    return input.numel()

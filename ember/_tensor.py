@@ -1,0 +1,489 @@
+"""The Tensor: a NumPy array plus dtype, storage, and autograd metadata.
+
+Note: attributes that most tensors never set (grad, grad_fn, _base, hooks) are
+class-level defaults, so wrapping a kernel's output sets only three attributes.
+Math methods are attached by the op modules in `ember/ops/`, which own them.
+"""
+import weakref
+
+import numpy as np
+
+from . import _dtype as D
+from ._device import CPU, as_device
+from ._dispatch import STATE
+from ._memory import _Storage
+
+
+class Tensor:
+    # class-level defaults (see module note)
+    grad = None
+    grad_fn = None
+    _output_nr = 0
+    _base = None
+    _rg = False                 # requires_grad
+    _hooks = None               # tensor hooks: list of callables
+    _post_acc_hooks = None
+    _retains_grad = False
+    _accum = None               # weakref to AccumulateGrad for leaves
+    _view_of = None             # (base, geometry) for autograd of in-place on views
+    _multi_view = False         # output of split/chunk/unbind
+    _backend = "cpu"
+    _device = CPU
+    _fake = False
+    _is_param = False
+
+    __array_priority__ = 1000
+
+    def __new__(cls, *args, **kwargs):
+        if args and isinstance(args[0], Tensor) and cls is not Tensor and len(args) == 1:
+            return args[0].as_subclass(cls)
+        if cls is Tensor and (args or kwargs):
+            raise TypeError("ember.Tensor(...) with data is legacy; use ember.tensor(data)")
+        t = object.__new__(cls)
+        if not args:
+            arr = np.empty((0,), np.float32)
+            t._data, t._dtype, t._storage = arr, D.float32, _Storage(0)
+        return t
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    # ----------------------------------------------------------------- metadata
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def is_cuda(self):
+        return self._device.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self._device.type == "cpu"
+
+    @property
+    def is_meta(self):
+        return self._backend == "meta" and not self._fake
+
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim, "size")]
+
+    def dim(self):
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def numel(self):
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self):
+        return self._dtype.itemsize
+
+    @property
+    def itemsize(self):
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self._data.size * self._dtype.itemsize
+
+    def stride(self, dim=None):
+        isz = self._data.itemsize
+        st = tuple(s // isz for s in self._data.strides)
+        if self._data.size <= 1 or 0 in self._data.shape:
+            st = _contiguous_strides(self._data.shape) if not self._data.strides or \
+                not all(s == 0 for s in st) else st
+        if dim is None:
+            return st
+        return st[_wrap_dim(dim, self._data.ndim, "stride")]
+
+    def storage_offset(self):
+        root = self._storage_root_array()
+        if root is None:
+            return 0
+        return (self.data_ptr() - root.__array_interface__["data"][0]) // self._data.itemsize
+
+    def _storage_root_array(self):
+        base = self._base
+        return None if base is None else base._data
+
+    def data_ptr(self):
+        return self._data.__array_interface__["data"][0]
+
+    def is_contiguous(self, memory_format=None):
+        if memory_format is not None and getattr(memory_format, "name", "") == "channels_last":
+            return _is_channels_last(self._data)
+        return self._data.flags.c_contiguous or self._data.size <= 1
+
+    def is_floating_point(self):
+        return self._dtype.is_floating_point
+
+    def is_complex(self):
+        return self._dtype.is_complex
+
+    def is_signed(self):
+        return self._dtype.is_signed
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def requires_grad(self):
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        if self.grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to "
+                "use a computed variable in a subgraph that doesn't require differentiation "
+                "use var_no_grad = var.detach().")
+        if requires_grad and not (self._dtype.is_floating_point or self._dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               f"gradients (got {self._dtype})")
+        self._rg = bool(requires_grad)
+        return self
+
+    @property
+    def _version(self):
+        return self._storage.version
+
+    def _bump(self):
+        self._storage.version += 1
+
+    @property
+    def is_inference(self):
+        return getattr(self, "_inference", False)
+
+    def _is_view(self):
+        return self._base is not None
+
+    @property
+    def layout(self):
+        from . import strided
+        return strided
+
+    @property
+    def names(self):
+        return (None,) * self._data.ndim
+
+    def get_device(self):
+        return -1 if self._device.type == "cpu" else (self._device.index or 0)
+
+    # -------------------------------------------------------------- data access
+    @property
+    def data(self):
+        t = _alias(self, self._data)
+        t._storage = _Storage(0)
+        return t
+
+    @data.setter
+    def data(self, other):
+        if not isinstance(other, Tensor):
+            raise TypeError("Tensor.data must be set to a Tensor")
+        self._data, self._dtype = other._data, other._dtype
+        self._storage = other._storage
+
+    def detach(self):
+        t = _alias(self, self._data)
+        if self._base is not None:
+            t._base = self._base
+        return t
+
+    def detach_(self):
+        if self._base is not None and self._base._rg:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._rg = False
+        return self
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               "to Scalar")
+        self._check_materialized("item")
+        v = self._data.reshape(()).item()
+        if self._dtype is D.bfloat16:
+            v = float(v)
+        return v
+
+    def tolist(self):
+        self._check_materialized("tolist")
+        if self._dtype is D.bfloat16:
+            return self._data.astype(np.float32).tolist()
+        return self._data.tolist()
+
+    def numpy(self, *, force=False):
+        self._check_materialized("numpy")
+        if self._rg and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._data
+
+    def _check_materialized(self, what):
+        if self._backend == "meta":
+            raise RuntimeError(f"Cannot call {what}() on a tensor without data "
+                               f"({'fake' if self._fake else 'meta'} tensor of shape "
+                               f"{list(self._data.shape)})")
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is "
+                               "ambiguous" if self._data.size else
+                               "Boolean value of Tensor with no values is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item().real if self._dtype.is_complex else self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __index__(self):
+        if self._dtype.is_floating_point or self._dtype.is_complex or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (np.array(self._data), self._dtype.name, self._rg))
+
+    def __deepcopy__(self, memo):
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.")
+        t = type(self).__new__(type(self)) if type(self) is not Tensor else _new(Tensor)
+        t.__dict__.update({k: v for k, v in self.__dict__.items()
+                           if k not in ("_data", "_storage", "grad")})
+        t._data = self._data.copy()
+        t._dtype = self._dtype
+        t._storage = _Storage(t._data.nbytes)
+        t._base = None
+        if self.grad is not None:
+            t.grad = self.grad.__deepcopy__(memo)
+        memo[id(self)] = t
+        return t
+
+    # --------------------------------------------------------------- autograd
+    def retain_grad(self):
+        if not self._rg:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        self._retains_grad = True
+        ref = weakref.ref(self)
+
+        def _retain(g):
+            t = ref()
+            if t is not None:
+                t.grad = g.detach() if t.grad is None else t.grad + g.detach()
+        self.grad_fn._add_tensor_prehook(self._output_nr, _retain)
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def register_hook(self, hook):
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn._add_tensor_prehook(self._output_nr, hook)
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return _RemovableHandle(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = []
+        self._post_acc_hooks.append(hook)
+        return _RemovableHandle(self._post_acc_hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # --------------------------------------------------------------- subclasses
+    def as_subclass(self, cls):
+        t = object.__new__(cls)
+        t.__dict__.update(self.__dict__)
+        return t
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    def __format__(self, spec):
+        if self._data.ndim == 0 and self._backend != "meta":
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints that prints as torch.Size([...])."""
+
+    def __repr__(self):
+        return f"torch.Size({list(self)})"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+
+class _RemovableHandle:
+    _next_id = 0
+
+    def __init__(self, container, item):
+        self._container, self._item = container, item
+        _RemovableHandle._next_id += 1
+        self.id = _RemovableHandle._next_id
+
+    def remove(self):
+        try:
+            if isinstance(self._container, dict):
+                self._container.pop(self._item, None)
+            else:
+                self._container.remove(self._item)
+        except ValueError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+_new = object.__new__
+
+
+def wrap(arr, dt=None):
+    """A new Tensor that owns `arr` (a kernel's fresh output)."""
+    t = _new(Tensor)
+    t._data = arr
+    t._dtype = D._FROM_NP[arr.dtype] if dt is None else dt
+    t._storage = _Storage(arr.nbytes)
+    return t
+
+
+def wrap_view(arr, src):
+    """A new Tensor that aliases `src`'s storage (a view op's output)."""
+    t = _new(Tensor)
+    t._data = arr
+    t._dtype = src._dtype if arr.dtype == src._data.dtype else D._FROM_NP[arr.dtype]
+    t._storage = src._storage
+    t._base = src if src._base is None else src._base
+    if src._backend != "cpu":
+        t._backend, t._device, t._fake = src._backend, src._device, src._fake
+    return t
+
+
+def _alias(src, arr):
+    """A detached tensor over the same storage; shares the version counter."""
+    t = _new(Tensor)
+    t._data = arr
+    t._dtype = src._dtype
+    t._storage = src._storage
+    if src._backend != "cpu":
+        t._backend, t._device, t._fake = src._backend, src._device, src._fake
+    return t
+
+
+def _rebuild(arr, dtype_name, requires_grad):
+    t = wrap(arr, getattr(D, dtype_name))
+    t._rg = requires_grad
+    return t
+
+
+def _contiguous_strides(shape):
+    st, acc = [], 1
+    for s in reversed(shape):
+        st.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(st))
+
+
+def _is_channels_last(a):
+    if a.ndim != 4:
+        return False
+    n, c, h, w = a.shape
+    isz = a.itemsize
+    s = a.strides
+    return s[1] == isz and s[3] == c * isz and s[2] == w * c * isz
+
+
+def _wrap_dim(dim, ndim, opname="op"):
+    n = max(ndim, 1)
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        if hasattr(dim, "__index__"):
+            dim = dim.__index__()
+        else:
+            raise TypeError(f"{opname}(): argument 'dim' must be int, not {type(dim).__name__}")
+    if dim < -n or dim >= n:
+        raise IndexError(f"{opname}(): Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def grad_enabled():
+    return STATE.grad_enabled
+
+
+def as_device_of(t):
+    return as_device(t.device)

@@ -1,0 +1,301 @@
+"""The autograd graph: Nodes, saved tensors with version snapshots, leaf accumulators.
+
+Note: an OpNode is recorded by `record` when an op runs with grad mode on and an
+input requires grad. It keeps only the arguments its op asked to save (`op.save`),
+the version of each saved tensor, and each tensor input's shape and dtype (so the
+engine can sum a broadcast gradient back and cast it to the input's dtype, as
+PyTorch's engine does). A saved output is kept as a detached alias; unpacking it
+re-attaches this node as its grad_fn, which is what double backward needs.
+"""
+import traceback
+import weakref
+
+from .._dispatch import STATE
+from .._tensor import Tensor, _alias
+
+
+class Node:
+    """A backward function. `next_functions[i]` is where input i's gradient goes."""
+    _anomaly_trace = None
+    _seq = 0
+
+    def __init__(self):
+        Node._seq += 1
+        self._sequence_nr = Node._seq
+        self.next_functions = ()
+        self._pre_hooks = None        # output_nr -> [hook(grad) -> grad|None]
+        self._hooks = None            # [hook(grad_inputs, grad_outputs)]
+        self._node_prehooks = None    # [hook(grad_outputs)]
+        self.metadata = {}
+        if _ANOMALY.enabled:
+            self._anomaly_trace = "".join(traceback.format_stack()[:-3])
+
+    num_outputs = 1
+
+    def name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    def __call__(self, *grads):
+        return self.apply(list(grads))
+
+    def apply(self, grads):
+        raise NotImplementedError
+
+    def release(self):
+        pass
+
+    def _sequence(self):
+        return self._sequence_nr
+
+    def register_hook(self, fn):
+        from .._tensor import _RemovableHandle
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(fn)
+        return _RemovableHandle(self._hooks, fn)
+
+    def register_prehook(self, fn):
+        from .._tensor import _RemovableHandle
+        if self._node_prehooks is None:
+            self._node_prehooks = []
+        self._node_prehooks.append(fn)
+        return _RemovableHandle(self._node_prehooks, fn)
+
+    def _add_tensor_prehook(self, output_nr, fn):
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        self._pre_hooks.setdefault(output_nr, []).append(fn)
+        return _RemovableHandleList(self._pre_hooks[output_nr], fn)
+
+
+class _RemovableHandleList:
+    def __init__(self, lst, fn):
+        self.lst, self.fn = lst, fn
+
+    def remove(self):
+        if self.fn in self.lst:
+            self.lst.remove(self.fn)
+
+
+class _Anomaly:
+    enabled = False
+    check_nan = True
+
+
+_ANOMALY = _Anomaly()
+
+_FREED = ("Trying to backward through the graph a second time (or directly access saved "
+          "tensors after they have already been freed). Saved intermediate values of the "
+          "graph are freed when you call .backward() or autograd.grad(). Specify "
+          "retain_graph=True if you need to backward through the graph a second time or if "
+          "you need to access saved tensors after calling backward.")
+
+
+class SavedTensor:
+    """A saved tensor plus its version at save time (checked at unpack)."""
+    __slots__ = ("t", "version", "is_output")
+
+    def __init__(self, t, is_output=False):
+        self.t = t
+        self.version = t._storage.version
+        self.is_output = is_output
+
+    def unpack(self, node, output_nr=0):
+        t = self.t
+        if t._storage.version != self.version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by "
+                f"an inplace operation: [{_type_str(t)} {list(t.shape)}], which is output "
+                f"{output_nr} of {node.name()}, is at version {t._storage.version}; "
+                f"expected version {self.version} instead. Hint: enable anomaly detection to "
+                "find the operation that failed to compute its gradient, with "
+                "torch.autograd.set_detect_anomaly(True).")
+        if self.is_output:
+            o = _alias(t, t._data)
+            o.grad_fn, o._output_nr, o._rg = node, output_nr, True
+            return o
+        return t
+
+
+def _type_str(t):
+    return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
+            "float16": "torch.HalfTensor", "bfloat16": "torch.BFloat16Tensor",
+            "int64": "torch.LongTensor", "int32": "torch.IntTensor",
+            "bool": "torch.BoolTensor", "complex64": "torch.ComplexFloatTensor",
+            "complex128": "torch.ComplexDoubleTensor"}.get(t.dtype.name, str(t.dtype))
+
+
+class OpCtx:
+    """What a vjp sees: the op's arguments (saved ones only), outputs, and flags."""
+    __slots__ = ("node", "_args", "_out", "needs_input_grad", "shapes", "dtypes")
+
+    @property
+    def args(self):
+        node = self.node
+        if self._args is None:
+            raise RuntimeError(_FREED)
+        return [a.unpack(node) if isinstance(a, SavedTensor) else
+                ([x.unpack(node) if isinstance(x, SavedTensor) else x for x in a]
+                 if isinstance(a, list) else a)
+                for a in self._args]
+
+    @property
+    def out(self):
+        if self._out is None:
+            raise RuntimeError(_FREED)
+        if isinstance(self._out, tuple):
+            return tuple(None if s is None else s.unpack(self.node, i)
+                         for i, s in enumerate(self._out))
+        return self._out.unpack(self.node)
+
+
+class OpNode(Node):
+    """Backward of a registry op: calls op.vjp(ctx, *grads)."""
+
+    def __init__(self, op, ctx, num_outputs):
+        super().__init__()
+        self.op = op
+        self.ctx = ctx
+        self.num_outputs = num_outputs
+
+    def name(self):
+        return _node_name(self.op.name)
+
+    def apply(self, grads):
+        ctx = self.ctx
+        if ctx._args is None:
+            raise RuntimeError(_FREED)
+        if any(g is None for g in grads):
+            grads = [g if g is not None else _materialize(self, i) for i, g in enumerate(grads)]
+        res = self.op.vjp(ctx, *grads)
+        if not isinstance(res, (tuple, list)):
+            res = (res,)
+        return _flatten_grads(res, ctx.needs_input_grad)
+
+    def release(self):
+        self.ctx._args = None
+        self.ctx._out = None
+
+    @property
+    def _saved_tensors(self):
+        return tuple(a.t for a in (self.ctx._args or ()) if isinstance(a, SavedTensor))
+
+
+def _flatten_grads(res, needs):
+    flat = []
+    for r, n in zip(res, needs):
+        if isinstance(n, tuple):
+            r = r if r is not None else (None,) * len(n)
+            flat.extend(g if need else None for g, need in zip(r, n))
+        elif n is not None:
+            flat.append(r if n else None)
+    return flat
+
+
+_NAMES = {}
+
+
+def _node_name(opname):
+    n = _NAMES.get(opname)
+    if n is None:
+        base = opname.rstrip("_")
+        n = "".join(p[:1].upper() + p[1:] for p in base.split("_")) + "Backward0"
+        _NAMES[opname] = n
+    return n
+
+
+class AccumulateGrad(Node):
+    """The sink for a leaf tensor: adds the incoming gradient into `.grad`."""
+
+    def __init__(self, variable):
+        super().__init__()
+        self.variable = variable
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+    def apply(self, grads):
+        return []
+
+
+def gradient_edge(t):
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    ref = t._accum
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._accum = weakref.ref(acc)
+    return (acc, 0)
+
+
+def record(op, args, out):
+    """Attach an OpNode for `op` to its outputs (called by OpDef.execute)."""
+    ctx = OpCtx()
+    edges = []
+    needs = []
+    shapes = []
+    dtypes = []
+    saved = []
+    save = op.save
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            edges.append(gradient_edge(a) if a._rg else (None, 0))
+            needs.append(a._rg)
+            shapes.append(a._data.shape)
+            dtypes.append(a._dtype)
+            saved.append(SavedTensor(a) if save is None or i in save else None)
+        elif isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
+            n = []
+            keep = save is None or i in save
+            for x in a:
+                edges.append(gradient_edge(x) if x._rg else (None, 0))
+                n.append(x._rg)
+                shapes.append(x._data.shape)
+                dtypes.append(x._dtype)
+            needs.append(tuple(n))
+            saved.append([SavedTensor(x) for x in a] if keep else None)
+        else:
+            needs.append(None)
+            saved.append(a)
+    multi = isinstance(out, tuple)
+    outs = out if multi else (out,)
+    node = OpNode(op, ctx, len(outs))
+    node.next_functions = tuple(edges)
+    ctx.node = node
+    ctx._args = saved
+    ctx.needs_input_grad = tuple(needs)
+    ctx.shapes = shapes
+    ctx.dtypes = dtypes
+    ctx_out_meta = []
+    if op.save_out:
+        sv = tuple(SavedTensor(_alias(o, o._data), True) for o in outs)
+        ctx._out = sv if multi else sv[0]
+    else:
+        ctx._out = ()
+    for i, o in enumerate(outs):
+        ctx_out_meta.append((o._data.shape, o._dtype))
+        if i in op.nondiff_outputs or not (o._dtype.is_floating_point or o._dtype.is_complex):
+            continue
+        o.grad_fn = node
+        o._output_nr = i
+        o._rg = True
+    node.out_meta = ctx_out_meta
+    return node
+
+
+def zeros_like_meta(shape, dtype):
+    from ..ops.creation import zeros
+    return zeros(shape, dtype=dtype)
+
+
+def _materialize(node, i):
+    shape, dtype = node.out_meta[i]
+    return zeros_like_meta(shape, dtype)
+
+
+def grad_mode_enabled():
+    return STATE.grad_enabled

@@ -1,0 +1,3 @@
+"""The op registry and the op families that fill it (one module per family)."""
+from ._registry import REGISTRY, OpDef, register, get
+from . import copy, creation, pointwise, shape, reduction  # noqa: F401  (registration)

@@ -1,0 +1,196 @@
+"""Machinery shared by pointwise ops: type promotion, broadcasting, in-place and out=.
+
+Note: PyTorch's TensorIterator decides a pointwise op's dtype from all operands
+(`result_type`), computes half precision in float32 and rounds once, and checks
+that an in-place result can be cast back to `self`. `PointwiseOp.run_kernel` does
+the same before calling the NumPy kernel, so kernels are one-line ufunc calls on
+arrays that already have the compute dtype.
+"""
+import numpy as np
+
+from .. import _dtype as D
+from .._dispatch import STATE, dispatch
+from .._tensor import Tensor, wrap
+from ._registry import OpDef, REGISTRY
+
+DEFAULT, INT_TO_FLOAT, ALWAYS_BOOL, COMPLEX_TO_FLOAT, NO_OPMATH = range(5)
+_ndarray = np.ndarray
+
+_KIND_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+               "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+               "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+               "complex128": "ComplexDouble"}
+
+
+def type_name(d):
+    return _KIND_NAMES[d.name]
+
+
+def result_and_compute(operands, promotion):
+    """(result dtype, compute dtype) for a pointwise op over tensors and scalars."""
+    common = D.result_dtype(operands)
+    if promotion == INT_TO_FLOAT and common._kind < 2:
+        common = D.get_default_dtype()
+    compute = D.compute_dtype(common)
+    if promotion == ALWAYS_BOOL:
+        return D.bool, compute
+    if promotion == COMPLEX_TO_FLOAT:
+        return common.to_real(), compute
+    return common, compute
+
+
+def broadcast_shapes(*shapes):
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, n in enumerate(s, ndim - len(s)):
+            if n == out[i] or n == 1:
+                continue
+            if out[i] == 1:
+                out[i] = n
+            else:
+                raise RuntimeError(
+                    f"The size of tensor a ({out[i]}) must match the size of tensor b ({n}) at "
+                    f"non-singleton dimension {i - ndim + len(s) + (ndim - len(s))}")
+    return tuple(out)
+
+
+class PointwiseOp(OpDef):
+    """An elementwise op over the first `arity` arguments (tensors or scalars)."""
+
+    def __init__(self, name, kernel, arity, promotion=DEFAULT, allowed=None, **kw):
+        kw.setdefault("tags", ("pointwise",))
+        super().__init__(name, kernel, **kw)
+        self.arity = arity
+        self.promotion = promotion
+        self.allowed = allowed      # set of dtype kinds the kernel supports (0..3)
+        self.meta = self._meta
+
+    def _meta(self, *args):
+        ops = args[:self.arity]
+        shapes = [tuple(a.shape) for a in ops if isinstance(a, Tensor)]
+        try:
+            shape = broadcast_shapes(*shapes)
+        except RuntimeError as e:
+            if len(shapes) == 2:
+                raise RuntimeError(f"{self.name}: {e} (shapes {list(shapes[0])} and "
+                                   f"{list(shapes[1])})") from None
+            raise RuntimeError(f"{self.name}: {e}") from None
+        res, comp = result_and_compute(ops, self.promotion)
+        self._check_kind(comp)
+        return shape, res
+
+    def _check_kind(self, comp):
+        if self.allowed is not None and comp._kind not in self.allowed:
+            raise RuntimeError(f'"{self.name}_cpu" not implemented for \'{type_name(comp)}\'')
+
+    def run_kernel(self, args):
+        ar = self.arity
+        a = args[0]
+        operands = args[:ar]
+        if (ar == 2 and a.__class__ is Tensor and args[1].__class__ is Tensor
+                and a._dtype is args[1]._dtype and self.promotion == DEFAULT
+                and a._dtype._kind >= 1):
+            res = a._dtype
+            comp = D.compute_dtype(res)
+        else:
+            res, comp = result_and_compute(operands, self.promotion)
+        for o in operands:
+            if isinstance(o, Tensor) and o._backend != "cpu":
+                from ._registry import _backend_kernel
+                return _backend_kernel(self, o._backend, args)
+        if self.allowed is not None and comp._kind not in self.allowed:
+            self._check_kind(comp)
+        cnp = comp.np
+        arrs = []
+        for o in operands:
+            if isinstance(o, Tensor):
+                x = o._data
+                if x.dtype != cnp:
+                    x = x.astype(cnp)
+            elif isinstance(o, (int, float, complex, bool)) or isinstance(o, np.generic):
+                x = o if comp._kind >= 2 and not isinstance(o, complex) else np.asarray(o).astype(cnp)
+            elif o is None:
+                x = None
+            else:
+                raise TypeError(f"{self.name}(): expected Tensor or Number as argument, "
+                                f"got {type(o).__name__}")
+            arrs.append(x)
+        try:
+            with np.errstate(all="ignore"):
+                out = self.kernels["cpu"](*arrs, *args[ar:])
+        except (ValueError, TypeError, IndexError) as e:
+            self._meta(*args)
+            raise RuntimeError(f"{self.name}: {e}") from e
+        if out.__class__ is not _ndarray:
+            out = np.asarray(out)
+        if out.dtype != res.np:
+            out = out.astype(res.np)
+        return wrap(out, res)
+
+
+def pointwise(name, kernel, arity, promotion=DEFAULT, **kw):
+    op = PointwiseOp(name, kernel, arity, promotion, **kw)
+    if name in REGISTRY:
+        raise RuntimeError(f"op '{name}' registered twice")
+    REGISTRY[name] = op
+    return op
+
+
+# ------------------------------------------------------------------ in-place & out=
+
+def check_inplace_dtype(self, res_dtype, opname):
+    if not D.can_cast(res_dtype, self._dtype):
+        raise RuntimeError(f"result type {type_name(res_dtype)} can't be cast to the desired "
+                           f"output type {type_name(self._dtype)}")
+
+
+def inplace(op, self, args):
+    """self.op_(...): compute out of place, then commit into self through copy_."""
+    if not isinstance(self, Tensor):
+        raise TypeError(f"{op.name}_(): self must be a Tensor")
+    recording = STATE.grad_enabled and (self._rg or _any_rg(args))
+    if recording and (op.save is None or 0 in op.save) and self._rg:
+        args = (self.clone(),) + tuple(args[1:])
+    res = dispatch(op, args)
+    if res._dtype is not self._dtype:
+        check_inplace_dtype(self, res._dtype, op.name)
+    if res._data.shape != self._data.shape:
+        try:
+            np.broadcast_shapes(res._data.shape, self._data.shape)
+            ok = np.broadcast_shapes(res._data.shape, self._data.shape) == self._data.shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(res.shape)}")
+    return dispatch(COPY_, (self, res))
+
+
+def _any_rg(args):
+    for a in args:
+        if isinstance(a, Tensor) and a._rg:
+            return True
+    return False
+
+
+def write_out(out, res, opname="op"):
+    """Implements out=: resize out if needed, cast-check, copy, bump its version."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{opname}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if res._rg and STATE.grad_enabled:
+        raise RuntimeError(f"{opname}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires grad.")
+    if not D.can_cast(res._dtype, out._dtype):
+        raise RuntimeError(f"result type {type_name(res._dtype)} can't be cast to the desired "
+                           f"output type {type_name(out._dtype)}")
+    if out._data.shape != res._data.shape:
+        if out._base is not None:
+            raise RuntimeError(f"{opname}(): cannot resize an out= tensor that is a view")
+        out._data = np.empty(res._data.shape, out._dtype.np)
+    np.copyto(out._data, res._data, casting="unsafe")
+    out._storage.version += 1
+    return out
+
+
+COPY_ = None   # set by ember.ops.copy (avoids an import cycle)

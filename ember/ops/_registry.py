@@ -1,0 +1,168 @@
+"""The op registry: every operator is one `OpDef`, declared once.
+
+Note: an OpDef holds everything a feature needs to know about an op:
+  name, kernels[backend] (arrays in, arrays out), meta (shapes/dtypes, and the
+  place for PyTorch-style argument checks), vjp (backward in ember ops), decomp
+  (composites only), tags, amp_policy, and which arguments autograd must save.
+`args` is always the op's full positional argument tuple, in PyTorch's order;
+tensors may also sit inside a list argument (cat, stack).
+
+Eager execution runs the kernel first; only when NumPy rejects the input do we run
+the meta function, which raises PyTorch's exception with the op's name. A kernel
+whose NumPy call would silently accept bad input checks it itself (or sets
+`check=True` so that the meta runs first).
+"""
+import numpy as np
+
+from .. import _dtype as D
+from .._dispatch import STATE
+from .._tensor import Tensor, wrap, wrap_view
+
+REGISTRY = {}
+
+
+class OpDef:
+    def __init__(self, name, kernel=None, *, meta=None, vjp=None, decomp=None, tags=(),
+                 amp_policy="none", save=None, save_out=False, check=False, view=False,
+                 nondiff_outputs=(), differentiable=True):
+        self.name = name
+        self.kernels = {}
+        if kernel is not None:
+            self.kernels["cpu"] = kernel
+        self.meta = meta
+        self.vjp = vjp
+        self.decomp = decomp
+        self.tags = frozenset(tags) | ({"view"} if view else frozenset())
+        self.amp_policy = amp_policy
+        self.save = save              # arg indices to keep for backward; None = all tensors
+        self.save_out = save_out      # vjp reads ctx.out
+        self.check = check            # run meta before the kernel (for argument checks)
+        self.view = view
+        self.nondiff_outputs = frozenset(nondiff_outputs)
+        self.differentiable = differentiable and vjp is not False
+        self.execute = self._execute
+
+    def __repr__(self):
+        return f"ember.ops.{self.name}"
+
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            raise TypeError(f"{self.name}: registry ops take positional arguments")
+        from .._dispatch import dispatch
+        return dispatch(self, args)
+
+    def overload_name(self):
+        return self.name
+
+    # -- eager execution ----------------------------------------------------
+    def _execute(self, args):
+        out = self.run_kernel(args)
+        if STATE.grad_enabled and self.vjp is not None and _needs_grad(args):
+            from ..autograd.graph import record
+            record(self, args, out)
+        return out
+
+    def run_kernel(self, args):
+        backend = "cpu"
+        uargs = []
+        first = None
+        for a in args:
+            if isinstance(a, Tensor):
+                if first is None:
+                    first = a
+                    backend = a._backend
+                uargs.append(a._data)
+            elif isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
+                if first is None:
+                    first = a[0]
+                    backend = first._backend
+                uargs.append([x._data if isinstance(x, Tensor) else x for x in a])
+            else:
+                uargs.append(a)
+        if backend != "cpu":
+            return _backend_kernel(self, backend, args)
+        if self.check and self.meta is not None:
+            self.meta(*args)
+        try:
+            res = self.kernels["cpu"](*uargs)
+        except (ValueError, IndexError, TypeError, np.exceptions.AxisError) as e:
+            if self.meta is not None:
+                self.meta(*args)    # raises PyTorch's error if the input is bad
+            raise RuntimeError(f"{self.name}: {e}") from e
+        return self.wrap_outputs(res, first)
+
+    def wrap_outputs(self, res, first):
+        if self.view:
+            if isinstance(res, (list, tuple)):
+                outs = tuple(wrap_view(r, first) for r in res)
+                for o in outs:
+                    o._multi_view = True
+                return outs
+            return wrap_view(res, first)
+        if isinstance(res, tuple):
+            return tuple(wrap(r) for r in res)
+        return wrap(res)
+
+
+def _needs_grad(args):
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._rg:
+                return True
+        elif isinstance(a, (list, tuple)):
+            for x in a:
+                if isinstance(x, Tensor) and x._rg:
+                    return True
+    return False
+
+
+def _backend_kernel(op, backend, args):
+    k = op.kernels.get(backend)
+    if k is None:
+        k = BACKENDS.get(backend)
+        if k is None:
+            raise NotImplementedError(f"{backend}: no kernel for op '{op.name}'")
+        return k(op, args)
+    return k(*args)
+
+
+BACKENDS = {}     # backend name -> fallback runner(op, args), e.g. 'meta'
+
+
+def register(name, kernel=None, **kw):
+    if name in REGISTRY:
+        raise RuntimeError(f"op '{name}' registered twice")
+    op = OpDef(name, kernel, **kw)
+    REGISTRY[name] = op
+    return op
+
+
+def get(name):
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise NotImplementedError(f"ember: no op named '{name}' in the registry") from None
+
+
+# ---------------------------------------------------------------------------
+# argument helpers shared by the op families
+
+def tensor_args(args):
+    """The tensors among args, flattening list arguments (the order vjps use)."""
+    out = []
+    for a in args:
+        if isinstance(a, Tensor):
+            out.append(a)
+        elif isinstance(a, (list, tuple)):
+            out.extend(x for x in a if isinstance(x, Tensor))
+    return out
+
+
+def np_dtype(d):
+    return None if d is None else d.np
+
+
+def check_dtype_arg(d, opname):
+    if d is not None and not isinstance(d, D.dtype):
+        raise TypeError(f"{opname}(): argument 'dtype' must be torch.dtype, not {type(d).__name__}")
+    return d

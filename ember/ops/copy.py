@@ -1,0 +1,277 @@
+"""copy_, clone, casts and `Tensor.to`; copy_ is where in-place ops rewrite history.
+
+Note: every in-place op commits through `copy_(self, result)`. Its autograd rule
+follows PyTorch: writing into a plain tensor gives it the result's history; writing
+into a view of a base that requires grad replaces the base's history with
+CopySlices (the written region's gradient goes to the source, the rest to the old
+base) and gives the view a fresh AsStrided history over the new base.
+"""
+import warnings
+
+import numpy as np
+
+from .. import _dtype as D
+from .._device import as_device, check_supported
+from .._dispatch import STATE, dispatch
+from .._tensor import Tensor, wrap
+from . import _elementwise
+from ._registry import OpDef, register, REGISTRY
+
+
+def _clone_kernel(a, memory_format=None):
+    return np.array(a, copy=True, order="K")
+
+
+CLONE = register("clone", _clone_kernel, vjp=lambda ctx, g: (g, None), save=(),
+                 tags=("pointwise",))
+
+
+def _cast_kernel(a, dtype):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if a.dtype.kind == "c" and dtype.np.kind != "c":
+            a = a.real
+        return a.astype(dtype.np, copy=True)
+
+
+CAST = register("_to_copy", _cast_kernel, vjp=lambda ctx, g: (g, None), save=(),
+                tags=("pointwise",))
+
+
+def clone(input, *, memory_format=None):
+    return dispatch(CLONE, (input, memory_format))
+
+
+def contiguous(self, memory_format=None):
+    if self._data.flags.c_contiguous:
+        return self
+    return dispatch(CLONE_CONTIG, (self,))
+
+
+CLONE_CONTIG = register("contiguous", lambda a: np.ascontiguousarray(a).copy()
+                        if np.shares_memory(np.ascontiguousarray(a), a) else np.ascontiguousarray(a),
+                        vjp=lambda ctx, g: (g,), save=())
+
+
+def cast(t, dtype):
+    if t._dtype is dtype:
+        return t
+    return dispatch(CAST, (t, dtype))
+
+
+# ---------------------------------------------------------------------------- copy_
+
+class CopyOp(OpDef):
+    """copy_(self, src): write src (broadcast, cast) into self and rebase autograd."""
+
+    def _execute(self, args):
+        self_, src = args
+        if not isinstance(src, Tensor):
+            from .creation import tensor
+            src = tensor(src, dtype=self_._dtype)
+        grad_mode = STATE.grad_enabled
+        if grad_mode:
+            _check_inplace_allowed(self_)
+        if self_._backend == "cpu":
+            try:
+                np.copyto(self_._data, np.broadcast_to(_to_np(src, self_), self_._data.shape),
+                          casting="unsafe")
+            except ValueError:
+                raise RuntimeError(f"copy_: the size of src {list(src.shape)} must be "
+                                   f"broadcastable to self {list(self_.shape)}") from None
+        self_._storage.version += 1
+        if grad_mode and (src._rg or self_._rg):
+            _rebase(self_, src)
+        return self_
+
+
+def _to_np(src, dst):
+    a = src._data
+    if a.dtype.kind == "c" and dst._data.dtype.kind != "c":
+        a = a.real
+    return a
+
+
+def _check_inplace_allowed(t):
+    if t._rg and t.grad_fn is None and t._base is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    if t._base is not None and t._base._rg and t._base.grad_fn is None and t._rg:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+    if t._multi_view and t._rg:
+        fn = t.grad_fn.name() if t.grad_fn is not None else "a view function"
+        raise RuntimeError(
+            f"Output {t._output_nr} of {fn} is a view and is being modified inplace. This "
+            "view is the output of a function that returns multiple views. Such functions do "
+            "not allow the output views to be modified inplace. You should replace the "
+            "inplace operation by an out-of-place one.")
+
+
+def _rebase(self_, src):
+    from ..autograd.graph import gradient_edge
+    base = self_._base
+    if base is None:
+        if (src.grad_fn is not None and src._data.shape == self_._data.shape
+                and src._dtype is self_._dtype):
+            self_.grad_fn, self_._output_nr = src.grad_fn, src._output_nr
+        else:
+            node = _CopyBackwards(src)
+            node.next_functions = ((None, 0), gradient_edge(src) if src._rg else (None, 0))
+            self_.grad_fn, self_._output_nr = node, 0
+        self_._rg = True
+        return
+    geom = _geometry(self_, base)
+    node = CopySlices(base, geom, src)
+    old = gradient_edge(base) if base._rg else (None, 0)
+    node.next_functions = (old, gradient_edge(src) if src._rg else (None, 0))
+    base.grad_fn, base._output_nr, base._rg = node, 0, True
+    view = _ViewOfBase(base, geom)
+    view.next_functions = ((node, 0),)
+    self_.grad_fn, self_._output_nr, self_._rg = view, 0, True
+
+
+def _geometry(view, base):
+    b = base._data
+    if not (b.flags.c_contiguous or b.size <= 1):
+        raise NotImplementedError(
+            "in-place on a view whose base is not contiguous under autograd is not supported "
+            f"(base shape {list(base.shape)}, strides {base.stride()})")
+    isz = b.itemsize
+    off = (view.data_ptr() - base.data_ptr()) // isz
+    return (tuple(view._data.shape), tuple(s // isz for s in view._data.strides), off)
+
+
+from ..autograd.graph import Node  # noqa: E402  (graph imports Tensor only)
+
+
+class _CopyBackwards(Node):
+    def __init__(self, src):
+        super().__init__()
+        self.src_meta = (src._data.shape, src._dtype)
+
+    def name(self):
+        return "CopyBackwards"
+
+    def apply(self, grads):
+        g = grads[0]
+        return [None, g]
+
+
+class CopySlices(Node):
+    def __init__(self, base, geom, src):
+        super().__init__()
+        self.base_meta = (base._data.shape, base._dtype)
+        self.geom = geom
+
+    def name(self):
+        return "CopySlices"
+
+    def apply(self, grads):
+        from .shape import as_strided, as_strided_scatter
+        g = grads[0]
+        size, stride, off = self.geom
+        g_src = as_strided(g.contiguous(), size, stride, off)
+        from .creation import zeros
+        g_old = as_strided_scatter(g.contiguous(), zeros(size, dtype=g.dtype), size, stride, off)
+        return [g_old, g_src]
+
+
+class _ViewOfBase(Node):
+    def __init__(self, base, geom):
+        super().__init__()
+        self.base_meta = (base._data.shape, base._dtype)
+        self.geom = geom
+
+    def name(self):
+        return "AsStridedBackward0"
+
+    def apply(self, grads):
+        from .shape import as_strided_scatter
+        from .creation import zeros
+        shape, dtype = self.base_meta
+        size, stride, off = self.geom
+        return [as_strided_scatter(zeros(shape, dtype=grads[0].dtype), grads[0], size, stride, off)]
+
+
+COPY_ = CopyOp("copy_", None, tags=("inplace",))
+REGISTRY["copy_"] = COPY_
+_elementwise.COPY_ = COPY_
+
+
+def copy_(self, src, non_blocking=False):
+    return dispatch(COPY_, (self, src))
+
+
+# ------------------------------------------------------------------------ Tensor.to
+
+def _parse_to(args, kwargs):
+    dev = dtype = None
+    for a in args:
+        if isinstance(a, D.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dev, dtype = a.device, a.dtype
+        elif isinstance(a, (str, int)) or a.__class__.__name__ == "device":
+            dev = as_device(a)
+        elif a is None:
+            continue
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
+    if "dtype" in kwargs and kwargs["dtype"] is not None:
+        dtype = kwargs["dtype"]
+    if "device" in kwargs and kwargs["device"] is not None:
+        dev = as_device(kwargs["device"])
+    return dev, dtype
+
+
+def to(self, *args, non_blocking=False, copy=False, memory_format=None, **kwargs):
+    dev, dtype = _parse_to(args, kwargs)
+    if dev is not None:
+        check_supported(dev)
+    out = self
+    if dtype is not None and dtype is not self._dtype:
+        out = dispatch(CAST, (self, dtype))
+    elif copy:
+        out = dispatch(CLONE, (self, None))
+    return out
+
+
+def type_(self, dtype=None, non_blocking=False, **kwargs):
+    if dtype is None:
+        return _legacy_type_name(self._dtype)
+    if isinstance(dtype, str):
+        dtype = _LEGACY_BY_NAME[dtype]
+    return to(self, dtype)
+
+
+_LEGACY = {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
+           "float16": "torch.HalfTensor", "bfloat16": "torch.BFloat16Tensor",
+           "int64": "torch.LongTensor", "int32": "torch.IntTensor", "int16": "torch.ShortTensor",
+           "int8": "torch.CharTensor", "uint8": "torch.ByteTensor", "bool": "torch.BoolTensor",
+           "complex64": "torch.ComplexFloatTensor", "complex128": "torch.ComplexDoubleTensor"}
+_LEGACY_BY_NAME = {v: getattr(D, k) for k, v in _LEGACY.items()}
+
+
+def _legacy_type_name(d):
+    return _LEGACY[d.name]
+
+
+def _install():
+    T = Tensor
+    T.clone = clone
+    T.contiguous = contiguous
+    T.copy_ = copy_
+    T.to = to
+    T.type = type_
+    for name, d in [("float", D.float32), ("double", D.float64), ("half", D.float16),
+                    ("bfloat16", D.bfloat16), ("long", D.int64), ("int", D.int32),
+                    ("short", D.int16), ("char", D.int8), ("byte", D.uint8),
+                    ("bool", D.bool), ("cfloat", D.complex64), ("cdouble", D.complex128)]:
+        setattr(T, name, (lambda d: lambda self, memory_format=None: cast(self, d))(d))
+    T.cpu = lambda self, memory_format=None: self
+    T.cuda = lambda self, *a, **k: to(self, "cuda")
+    T.type_as = lambda self, other: cast(self, other.dtype)
+
+
+_install()

@@ -1,0 +1,404 @@
+"""Pointwise math: arithmetic, comparisons, logic, and the unary functions.
+
+Each op is one `pointwise(...)` line (kernel on arrays in the compute dtype) plus
+its vjp in ember ops. `_public` turns an op into the `ember.<name>` function (with
+`out=`), the Tensor method and the in-place method.
+"""
+import numpy as np
+
+from .. import _dtype as D
+from .._dispatch import dispatch
+from .._tensor import Tensor
+from ._elementwise import (pointwise, inplace, write_out, DEFAULT, INT_TO_FLOAT,
+                           ALWAYS_BOOL, COMPLEX_TO_FLOAT)
+
+FLOATING = {2, 3}
+INTEGRAL = {0, 1}
+NOT_COMPLEX = {0, 1, 2}
+
+__all__ = []
+
+
+def _public(op, name=None, method=True, inplace_method=True, arity=None):
+    """Make ember.<name>(input, ..., *, out=None), Tensor.<name> and Tensor.<name>_."""
+    name = name or op.name
+    n = arity or op.arity
+
+    def fn(*args, out=None):
+        res = dispatch(op, args)
+        return res if out is None else write_out(out, res, name)
+    fn.__name__ = name
+    globals()[name] = fn
+    __all__.append(name)
+    if method:
+        setattr(Tensor, name, fn)
+    if inplace_method:
+        def ifn(self, *args):
+            return inplace(op, self, (self,) + args)
+        ifn.__name__ = name + "_"
+        setattr(Tensor, name + "_", ifn)
+    return fn
+
+
+# ------------------------------------------------------------------------ unary
+
+def _unary(name, kernel, vjp, promotion=INT_TO_FLOAT, save_out=False, allowed=None, **kw):
+    op = pointwise(name, kernel, 1, promotion, vjp=vjp, save=() if save_out else None,
+                   save_out=save_out, allowed=allowed, **kw)
+    _public(op)
+    return op
+
+
+_unary("neg", np.negative, lambda ctx, g: (-g,), DEFAULT, allowed={1, 2, 3})
+_unary("exp", np.exp, lambda ctx, g: (g * ctx.out.conj(),), save_out=True)
+_unary("log", np.log, lambda ctx, g: (g / ctx.args[0].conj(),))
+_unary("sqrt", np.sqrt, lambda ctx, g: (g / (2 * ctx.out.conj()),), save_out=True)
+_unary("sin", np.sin, lambda ctx, g: (g * ctx.args[0].cos().conj(),))
+_unary("cos", np.cos, lambda ctx, g: (-g * ctx.args[0].sin().conj(),))
+_unary("tanh", np.tanh, lambda ctx, g: (g * (1 - ctx.out * ctx.out).conj(),), save_out=True)
+
+
+def _sigmoid(a):
+    if a.dtype.kind == "c":
+        return 1 / (1 + np.exp(-a))
+    out = np.empty_like(a)
+    pos = a >= 0
+    out[pos] = 1 / (1 + np.exp(-a[pos]))
+    e = np.exp(a[~pos])
+    out[~pos] = e / (1 + e)
+    return out
+
+
+_unary("sigmoid", _sigmoid, lambda ctx, g: (g * (ctx.out * (1 - ctx.out)).conj(),),
+       save_out=True)
+
+
+def _abs_vjp(ctx, g):
+    x = ctx.args[0]
+    if x.is_complex():
+        return (g * x.sgn(),)
+    return (g * x.sign(),)
+
+
+_unary("abs", np.abs, _abs_vjp, COMPLEX_TO_FLOAT)
+
+
+def _relu_kernel(a):
+    return np.maximum(a, 0) if a.dtype.kind != "b" else a.copy()
+
+
+_unary("relu", _relu_kernel, lambda ctx, g: (g * (ctx.out > 0),), DEFAULT, save_out=True,
+       allowed={1, 2})
+_unary("sign", lambda a: np.sign(a) if a.dtype.kind != "b" else a.copy(),
+       lambda ctx, g: (g * 0,), DEFAULT, allowed=NOT_COMPLEX)
+
+
+def _sgn(a):
+    if a.dtype.kind != "c":
+        return np.sign(a)
+    m = np.abs(a)
+    return np.where(m == 0, 0, a / np.where(m == 0, 1, m)).astype(a.dtype)
+
+
+def _sgn_vjp(ctx, g):
+    x = ctx.args[0]
+    if not x.is_complex():
+        return (g * 0,)
+    a = x.abs()
+    s = ctx.out
+    return (((g - (s.conj() * g).real * s) / a).masked_fill(a == 0, 0),)
+
+
+_unary("sgn", _sgn, _sgn_vjp, DEFAULT)
+_unary("logical_not", np.logical_not, None, ALWAYS_BOOL)
+
+
+def _bitwise_not(a):
+    return np.logical_not(a) if a.dtype.kind == "b" else np.invert(a)
+
+
+_unary("bitwise_not", _bitwise_not, None, DEFAULT, allowed=INTEGRAL)
+_unary("isnan", np.isnan, None, ALWAYS_BOOL)
+_unary("conj_physical", np.conj, lambda ctx, g: (g.conj(),), DEFAULT)
+_unary("reciprocal", np.reciprocal,
+       lambda ctx, g: (-g * (ctx.out * ctx.out).conj(),), save_out=True)
+_unary("square", np.square, lambda ctx, g: (2 * g * ctx.args[0].conj(),), DEFAULT)
+_unary("floor", lambda a: np.floor(a) if a.dtype.kind == "f" else a.copy(),
+       lambda ctx, g: (g * 0,), DEFAULT, allowed=NOT_COMPLEX)
+
+
+# ----------------------------------------------------------------------- binary
+
+def _binary(name, kernel, vjp, promotion=DEFAULT, allowed=None, save=None, **kw):
+    op = pointwise(name, kernel, 2, promotion, vjp=vjp, allowed=allowed, save=save, **kw)
+    return op
+
+
+def _add_kernel(a, b, alpha=1):
+    return np.add(a, b) if alpha == 1 else np.add(a, np.multiply(b, alpha))
+
+
+def _sub_kernel(a, b, alpha=1):
+    return np.subtract(a, b) if alpha == 1 else np.subtract(a, np.multiply(b, alpha))
+
+
+ADD = _binary("add", _add_kernel, lambda ctx, g: (g, g if ctx.args[2] == 1 else g * ctx.args[2]
+                                                  , None), save=())
+SUB = _binary("sub", _sub_kernel, lambda ctx, g: (g, -g if ctx.args[2] == 1 else
+                                                  g * (-ctx.args[2]), None), save=())
+MUL = _binary("mul", np.multiply, lambda ctx, g: _mul_vjp(ctx, g))
+
+
+def _mul_vjp(ctx, g):
+    a, b = ctx.args
+    na, nb = ctx.needs_input_grad
+    return (g * _conj(b) if na else None, g * _conj(a) if nb else None)
+
+
+def _conj(x):
+    return x.conj() if isinstance(x, Tensor) else (x.conjugate() if isinstance(x, complex) else x)
+
+
+def _div_kernel(a, b, rounding_mode=None):
+    if rounding_mode is None:
+        return np.true_divide(a, b)
+    if rounding_mode == "trunc":
+        if a.dtype.kind in "iu" if isinstance(a, np.ndarray) else False:
+            _check_int_zero(b)
+            q = np.abs(a) // np.abs(b)
+            return (q * np.sign(a) * np.sign(b)).astype(a.dtype)
+        return np.trunc(np.true_divide(a, b))
+    if rounding_mode == "floor":
+        if isinstance(a, np.ndarray) and a.dtype.kind in "iu":
+            _check_int_zero(b)
+            return np.floor_divide(a, b)
+        return np.floor(np.true_divide(a, b))
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                       f"but found '{rounding_mode}'")
+
+
+def _check_int_zero(b):
+    if np.any(np.asarray(b) == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+class _DivOp:
+    """div's promotion depends on rounding_mode: true division makes ints float."""
+
+
+def _div_vjp(ctx, g):
+    a, b, mode = ctx.args
+    if mode is not None:
+        return (g * 0 if isinstance(a, Tensor) else None, g * 0 if isinstance(b, Tensor) else None,
+                None)
+    na, nb = ctx.needs_input_grad[:2]
+    ga = g / _conj(b) if na else None
+    gb = -g * _conj(a) / _conj(b * b) if nb else None
+    return ga, gb, None
+
+
+DIV = _binary("div", _div_kernel, _div_vjp, INT_TO_FLOAT)
+DIV_ROUND = _binary("div_rounding", _div_kernel, _div_vjp, DEFAULT, allowed=NOT_COMPLEX)
+
+
+def _floor_divide(a, b):
+    if isinstance(a, np.ndarray) and a.dtype.kind in "iub":
+        _check_int_zero(b)
+    return np.floor_divide(a, b)
+
+
+FLOOR_DIVIDE = _binary("floor_divide", _floor_divide, None, DEFAULT, allowed=NOT_COMPLEX)
+
+
+def _remainder(a, b):
+    if isinstance(a, np.ndarray) and a.dtype.kind in "iu":
+        _check_int_zero(b)
+    return np.remainder(a, b)
+
+
+REMAINDER = _binary("remainder", _remainder,
+                    lambda ctx, g: (g, -g * ctx.args[0].div(ctx.args[1], rounding_mode="floor")
+                                    if ctx.needs_input_grad[1] else None), allowed=NOT_COMPLEX)
+
+
+def _pow_kernel(a, b):
+    if isinstance(b, np.ndarray) and b.dtype.kind in "iu" and np.any(b < 0) and \
+            isinstance(a, np.ndarray) and a.dtype.kind in "iu":
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return np.power(a, b)
+
+
+def _pow_vjp(ctx, g):
+    a, b = ctx.args
+    na, nb = ctx.needs_input_grad
+    ga = gb = None
+    if na:
+        if isinstance(b, Tensor):
+            ga = g * (b * a ** (b - 1)).conj()
+            ga = ga.masked_fill((b == 0) & (a == 0), 0) if not b.is_complex() else ga
+        else:
+            ga = g * 0 if b == 0 else g * (b * a ** (b - 1)).conj()
+    if nb:
+        out = a ** b
+        if isinstance(a, Tensor):
+            gb = (g * (out * a.log()).conj()).masked_fill((a == 0) & (b >= 0), 0) \
+                if not (a.is_complex() or b.is_complex()) else g * (out * a.log()).conj()
+        else:
+            import math
+            gb = g * (out * math.log(a)).conj() if a > 0 else (g * (out * 0)).masked_fill(b < 0, float("nan"))
+    return ga, gb
+
+
+POW = _binary("pow", _pow_kernel, _pow_vjp)
+
+
+def _maximum_vjp(ctx, g, pick):
+    a, b = ctx.args
+    mask = pick(a, b).to(g.dtype)
+    eq = (a == b).to(g.dtype)
+    ga = g * (mask + eq * 0.5) if ctx.needs_input_grad[0] else None
+    gb = g * ((1 - mask - eq) + eq * 0.5) if ctx.needs_input_grad[1] else None
+    return ga, gb
+
+
+MAXIMUM = _binary("maximum", np.maximum, lambda ctx, g: _maximum_vjp(ctx, g, lambda a, b: a > b),
+                  allowed=NOT_COMPLEX)
+MINIMUM = _binary("minimum", np.minimum, lambda ctx, g: _maximum_vjp(ctx, g, lambda a, b: a < b),
+                  allowed=NOT_COMPLEX)
+
+_CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+        "gt": np.greater, "ge": np.greater_equal}
+for _n, _k in _CMP.items():
+    _public(_binary(_n, _k, None, ALWAYS_BOOL, allowed=None if _n in ("eq", "ne") else
+                    NOT_COMPLEX))
+for _n, _k in {"logical_and": np.logical_and, "logical_or": np.logical_or,
+               "logical_xor": np.logical_xor}.items():
+    _public(_binary(_n, _k, None, ALWAYS_BOOL))
+for _n, _k in {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+               "bitwise_xor": np.bitwise_xor}.items():
+    _public(_binary(_n, _k, None, DEFAULT, allowed=INTEGRAL))
+for _op in (MUL, POW, MAXIMUM, MINIMUM, FLOOR_DIVIDE, REMAINDER):
+    _public(_op)
+for _alias, _target in {"greater": "gt", "greater_equal": "ge", "less": "lt",
+                        "less_equal": "le", "not_equal": "ne", "multiply": "mul",
+                        "negative": "neg", "absolute": "abs", "max_elementwise": None}.items():
+    if _target:
+        globals()[_alias] = globals()[_target]
+        setattr(Tensor, _alias, globals()[_target])
+        __all__.append(_alias)
+
+
+def add(input, other, *, alpha=1, out=None):
+    res = dispatch(ADD, (input, other, alpha))
+    return res if out is None else write_out(out, res, "add")
+
+
+def sub(input, other, *, alpha=1, out=None):
+    if isinstance(input, Tensor) and input._dtype is D.bool and \
+            (not isinstance(other, Tensor) or other._dtype is D.bool):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    res = dispatch(SUB, (input, other, alpha))
+    return res if out is None else write_out(out, res, "sub")
+
+
+def rsub(input, other, *, alpha=1):
+    return sub(other, input, alpha=alpha)
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    op = DIV if rounding_mode is None else DIV_ROUND
+    res = dispatch(op, (input, other, rounding_mode))
+    return res if out is None else write_out(out, res, "div")
+
+
+def true_divide(input, other, *, out=None):
+    return div(input, other, out=out)
+
+
+subtract, divide = sub, div
+__all__ += ["add", "sub", "rsub", "div", "true_divide", "subtract", "divide"]
+
+
+def _install_methods():
+    T = Tensor
+    T.add = add
+    T.sub = sub
+    T.subtract = sub
+    T.div = div
+    T.divide = div
+    T.true_divide = true_divide
+    T.add_ = lambda self, other, *, alpha=1: inplace(ADD, self, (self, other, alpha))
+    T.sub_ = lambda self, other, *, alpha=1: inplace(SUB, self, (self, other, alpha))
+    T.div_ = lambda self, other, *, rounding_mode=None: inplace(
+        DIV if rounding_mode is None else DIV_ROUND, self, (self, other, rounding_mode))
+    T.mul_ = lambda self, other: inplace(MUL, self, (self, other))
+
+    # Python operators
+    T.__add__ = lambda a, b: dispatch(ADD, (a, b, 1))
+    T.__radd__ = lambda a, b: dispatch(ADD, (b, a, 1))
+    T.__iadd__ = lambda a, b: inplace(ADD, a, (a, b, 1))
+    T.__sub__ = lambda a, b: sub(a, b)
+    T.__rsub__ = lambda a, b: sub(b, a)
+    T.__isub__ = lambda a, b: inplace(SUB, a, (a, b, 1))
+    T.__mul__ = lambda a, b: dispatch(MUL, (a, b))
+    T.__rmul__ = lambda a, b: dispatch(MUL, (b, a))
+    T.__imul__ = lambda a, b: inplace(MUL, a, (a, b))
+    T.__truediv__ = lambda a, b: dispatch(DIV, (a, b, None))
+    T.__rtruediv__ = lambda a, b: dispatch(DIV, (b, a, None))
+    T.__itruediv__ = lambda a, b: inplace(DIV, a, (a, b, None))
+    T.__floordiv__ = lambda a, b: dispatch(FLOOR_DIVIDE, (a, b))
+    T.__rfloordiv__ = lambda a, b: dispatch(FLOOR_DIVIDE, (b, a))
+    T.__ifloordiv__ = lambda a, b: inplace(FLOOR_DIVIDE, a, (a, b))
+    T.__mod__ = lambda a, b: dispatch(REMAINDER, (a, b))
+    T.__rmod__ = lambda a, b: dispatch(REMAINDER, (b, a))
+    T.__imod__ = lambda a, b: inplace(REMAINDER, a, (a, b))
+    T.__pow__ = lambda a, b, mod=None: dispatch(POW, (a, b))
+    T.__rpow__ = lambda a, b: dispatch(POW, (b, a))
+    T.__ipow__ = lambda a, b: inplace(POW, a, (a, b))
+    T.__neg__ = lambda a: neg(a)
+    T.__pos__ = lambda a: a
+    T.__abs__ = lambda a: abs(a)
+
+    def _invert(a):
+        if a._dtype._kind >= 2:
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                            "tensors")
+        return bitwise_not(a)
+    T.__invert__ = _invert
+    for op_name, fn in (("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor")):
+        f = globals()[fn]
+        setattr(T, f"__{op_name}__", (lambda f: lambda a, b: f(a, b))(f))
+        setattr(T, f"__r{op_name}__", (lambda f: lambda a, b: f(b, a))(f))
+        setattr(T, f"__i{op_name}__", (lambda f: lambda a, b: getattr(a, f.__name__ + "_")(b))(f))
+    for cmp in ("eq", "ne", "lt", "le", "gt", "ge"):
+        setattr(T, f"__{cmp}__", (lambda f: lambda a, b: f(a, b) if _cmp_ok(b) else NotImplemented)
+                (globals()[cmp]))
+
+
+def _cmp_ok(b):
+    return isinstance(b, (Tensor, int, float, bool, complex, np.generic))
+
+
+_install_methods()
+
+
+def conj(input):
+    """PyTorch 1.7: conj of a real tensor is the tensor itself (no copy)."""
+    if not input.is_complex():
+        return input
+    return conj_physical(input)
+
+
+def resolve_conj(input):
+    return input
+
+
+def is_conj(input):
+    return False
+
+
+Tensor.conj = conj
+Tensor.resolve_conj = resolve_conj
+Tensor.is_conj = is_conj
+__all__ += ["conj", "resolve_conj", "is_conj"]
