@@ -1,4 +1,10 @@
 """ember: a deep-learning framework with PyTorch's API, on NumPy."""
+import warnings as _warnings
+
+# Kernels follow IEEE semantics silently (inf/nan), as PyTorch does; NumPy's
+# floating-point warnings are attributed to the kernel's module, so filter there
+# instead of paying for np.errstate on every call.
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ember\.ops\.")
 from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16,
                      float32, float64, complex64, complex128, finfo, iinfo, promote_types,
                      can_cast, get_default_dtype, set_default_dtype)
@@ -15,6 +21,10 @@ from .ops.copy import clone
 from .ops.pointwise import *  # noqa: F401,F403
 from .ops.shape import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403
+from .ops.indexing import *  # noqa: F401,F403
+from .ops.matmul import *  # noqa: F401,F403
+from .ops.activation import *  # noqa: F401,F403
+from .ops.random import *  # noqa: F401,F403
 from . import autograd
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                                  is_grad_enabled, is_inference_mode_enabled)

@@ -1,17 +1,25 @@
 """dispatch(op, args): the one path every operator call takes.
 
-Note: the path is  mode stack (outermost first) -> autograd recording -> kernel.
-A mode is an object with `__torch_dispatch__(func, types, args, kwargs)`; while it
-runs it is popped off the stack, so calling `func(*args)` inside it goes on to the
-next inner mode and finally to `execute`. With no mode and no input that requires
-grad, the cost is one truthiness test, the kernel and one Tensor wrapper.
+Note: the path is  __torch_function__ (function modes, then Tensor subclasses)
+-> dispatch mode stack -> autograd recording -> kernel.
+A dispatch mode is an object with `__torch_dispatch__(func, types, args, kwargs)`;
+while it runs it is popped off the stack, so calling `func(*args)` inside it goes
+on to the next mode entered before it and finally to `execute` (the most recently
+entered mode runs first, as in PyTorch). Function modes work the same way with
+`__torch_function__`.
+Tensor subclasses: `Tensor.__init_subclass__` sets `TF.active` when a class that
+may override `__torch_function__` is defined; only then does dispatch look at the
+argument types. With no mode, no such subclass class and no input that requires
+grad, the cost is two truthiness tests, the kernel and one Tensor wrapper.
 """
 import threading
 
 
 class _State(threading.local):
     def __init__(self):
-        self.modes = []          # innermost last
+        self.modes = []          # dispatch modes, innermost last
+        self.tf_modes = []       # function modes, innermost last
+        self.tf_disabled = False  # inside DisableTorchFunctionSubclass
         self.grad_enabled = True
         self.inference = False
 
@@ -19,8 +27,36 @@ class _State(threading.local):
 STATE = _State()
 
 
+class _TF:
+    """Process-wide: does any dispatch need the __torch_function__ check?"""
+    subclasses = False   # a Tensor subclass that keeps __torch_function__ exists
+    mode_count = 0       # function modes currently entered (all threads)
+    active = False
+
+
+TF = _TF()
+
+
+def _refresh_tf():
+    TF.active = TF.subclasses or TF.mode_count > 0
+
+
 def dispatch(op, args):
-    if STATE.modes:
+    if STATE.modes or TF.active:
+        return _slow_dispatch(op, args)
+    return op.execute(args)
+
+
+def _slow_dispatch(op, args):
+    st = STATE
+    if TF.active:
+        if st.tf_modes:
+            return _tf_mode_dispatch(op, args, {})
+        if not st.tf_disabled:
+            overloaded = overloaded_args(args)
+            if overloaded:
+                return handle_torch_function(op, overloaded, args, {})
+    if st.modes:
         return _mode_dispatch(op, args)
     return op.execute(args)
 
@@ -34,13 +70,34 @@ def _mode_dispatch(op, args):
         modes.append(mode)
 
 
+def _tf_mode_dispatch(func, args, kwargs):
+    modes = STATE.tf_modes
+    mode = modes.pop()
+    TF.mode_count -= 1
+    _refresh_tf()
+    try:
+        return mode.__torch_function__(func, _types(args), args, kwargs)
+    finally:
+        modes.append(mode)
+        TF.mode_count += 1
+        _refresh_tf()
+
+
 def _types(args):
     from ._tensor import Tensor
     seen = []
-    for a in args:
+    for a in _flat(args):
         if isinstance(a, Tensor) and type(a) not in seen:
             seen.append(type(a))
     return tuple(seen)
+
+
+def _flat(args):
+    for a in args:
+        if isinstance(a, (list, tuple)):
+            yield from a
+        else:
+            yield a
 
 
 def push_mode(mode):
@@ -57,3 +114,97 @@ def pop_mode(mode=None):
 
 def active_modes():
     return tuple(STATE.modes)
+
+
+def push_tf_mode(mode):
+    STATE.tf_modes.append(mode)
+    TF.mode_count += 1
+    _refresh_tf()
+
+
+def pop_tf_mode(mode=None):
+    modes = STATE.tf_modes
+    if mode is not None and (not modes or modes[-1] is not mode):
+        raise RuntimeError("ember: function modes must be exited in the reverse order they "
+                           "were entered")
+    m = modes.pop()
+    TF.mode_count -= 1
+    _refresh_tf()
+    return m
+
+
+# ---------------------------------------------------------------- __torch_function__
+
+_OVERRIDES = {}    # subclass -> does it override the default protocol?
+
+
+def overrides_tf(cls):
+    """True for Tensor subclasses whose __torch_function__ is not disabled."""
+    r = _OVERRIDES.get(cls)
+    if r is None:
+        r = getattr(cls, "__torch_function__", None) is not _disabled_torch_function_impl
+        _OVERRIDES[cls] = r
+    return r
+
+
+def overloaded_args(args):
+    """PyTorch's order: each overriding type once, subclasses before their parents."""
+    from ._tensor import Tensor
+    out = []
+    for a in _flat(args):
+        cls = a.__class__
+        if cls is Tensor or not isinstance(a, Tensor) or not overrides_tf(cls):
+            continue
+        if any(type(o) is cls for o in out):
+            continue
+        pos = len(out)
+        for i, o in enumerate(out):
+            if issubclass(cls, type(o)):
+                pos = i
+                break
+        out.insert(pos, a)
+    return out
+
+
+def handle_torch_function(func, overloaded, args, kwargs):
+    """Call each overloaded type's __torch_function__ until one handles `func`."""
+    types = tuple(type(a) for a in overloaded)
+    for a in overloaded:
+        res = type(a).__torch_function__(func, types, args, kwargs)
+        if res is not NotImplemented:
+            return res
+    name = getattr(func, "__name__", func)
+    raise TypeError(f"no implementation found for '{name}' on types that implement "
+                    f"__torch_function__: {list(types)}")
+
+
+class DisableTorchFunctionSubclass:
+    """Inside: ops on Tensor subclasses run as on plain Tensors (no __torch_function__)."""
+
+    def __enter__(self):
+        self.prev = STATE.tf_disabled
+        STATE.tf_disabled = True
+        return self
+
+    def __exit__(self, *exc):
+        STATE.tf_disabled = self.prev
+
+
+def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
+    """`__torch_function__ = _disabled_torch_function_impl` opts a subclass out
+    (nn.Parameter does): ops on it return plain Tensors."""
+    with DisableTorchFunctionSubclass():
+        return func(*args, **(kwargs or {}))
+
+
+def convert(ret, cls):
+    """PyTorch's _convert: results of a subclass's op become that subclass."""
+    from ._tensor import Tensor
+    if cls is Tensor:
+        return ret
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        return ret.as_subclass(cls)
+    if isinstance(ret, (tuple, list)):
+        return type(ret)(convert(r, cls) for r in ret) if type(ret) in (tuple, list) else \
+            type(ret)(*(convert(r, cls) for r in ret))
+    return ret

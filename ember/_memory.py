@@ -2,42 +2,55 @@
 
 Note: a `_Storage` is shared by a tensor and all its views. It counts the bytes
 of the array a kernel allocated while it lives, and it holds the version counter
-that autograd checks to detect in-place changes of saved tensors.
+that autograd checks to detect in-place changes of saved tensors. The counters
+live in a list, not on the class: assigning a class attribute invalidates
+CPython's type cache, which made every tensor allocation ~0.25 µs slower.
 """
+
+COUNT = [0, 0]      # [allocated bytes, peak bytes]
 
 
 class _Storage:
-    __slots__ = ("nbytes", "version")
-    allocated = 0
-    peak = 0
+    __slots__ = ("nbytes", "version", "__weakref__")
 
-    def __init__(self, nbytes):
+    def __init__(self, nbytes, C=COUNT):
         self.nbytes = nbytes
         self.version = 0
         if nbytes:
-            a = _Storage.allocated + nbytes
-            _Storage.allocated = a
-            if a > _Storage.peak:
-                _Storage.peak = a
+            a = C[0] + nbytes
+            C[0] = a
+            if a > C[1]:
+                C[1] = a
 
-    def __del__(self):
+    def __del__(self, C=COUNT):
         if self.nbytes:
-            _Storage.allocated -= self.nbytes
+            C[0] -= self.nbytes
+
+
+def new_storage(nbytes, _new=object.__new__, S=_Storage, C=COUNT):
+    """_Storage(nbytes) without the __init__ call, for the hot path."""
+    s = _new(S)
+    s.nbytes = nbytes
+    s.version = 0
+    a = C[0] + nbytes
+    C[0] = a
+    if a > C[1]:
+        C[1] = a
+    return s
 
 
 def memory_allocated(device=None):
     """Bytes held by live tensors that ember allocated."""
-    return _Storage.allocated
+    return COUNT[0]
 
 
 def max_memory_allocated(device=None):
-    return _Storage.peak
+    return COUNT[1]
 
 
 def reset_peak_memory_stats(device=None):
-    _Storage.peak = _Storage.allocated
+    COUNT[1] = COUNT[0]
 
 
 def memory_stats(device=None):
-    return {"allocated_bytes.all.current": _Storage.allocated,
-            "allocated_bytes.all.peak": _Storage.peak}
+    return {"allocated_bytes.all.current": COUNT[0], "allocated_bytes.all.peak": COUNT[1]}

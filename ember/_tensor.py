@@ -10,8 +10,8 @@ import numpy as np
 
 from . import _dtype as D
 from ._device import CPU, as_device
-from ._dispatch import STATE
-from ._memory import _Storage
+from ._dispatch import STATE, TF, DisableTorchFunctionSubclass, convert, overrides_tf
+from ._memory import _Storage, new_storage
 
 
 class Tensor:
@@ -24,7 +24,7 @@ class Tensor:
     _hooks = None               # tensor hooks: list of callables
     _post_acc_hooks = None
     _retains_grad = False
-    _accum = None               # weakref to AccumulateGrad for leaves
+    _accum = None               # the leaf's AccumulateGrad node
     _view_of = None             # (base, geometry) for autograd of in-place on views
     _multi_view = False         # output of split/chunk/unbind
     _backend = "cpu"
@@ -47,6 +47,11 @@ class Tensor:
 
     def __init__(self, *args, **kwargs):
         pass
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if overrides_tf(cls):          # dispatch starts checking argument types
+            TF.subclasses = TF.active = True
 
     # ----------------------------------------------------------------- metadata
     @property
@@ -106,7 +111,9 @@ class Tensor:
     def stride(self, dim=None):
         isz = self._data.itemsize
         st = tuple(s // isz for s in self._data.strides)
-        if self._data.size <= 1 or 0 in self._data.shape:
+        if self._backend == "meta":      # no data: report the contiguous layout
+            st = _contiguous_strides(self._data.shape)
+        elif self._data.size <= 1 or 0 in self._data.shape:
             st = _contiguous_strides(self._data.shape) if not self._data.strides or \
                 not all(s == 0 for s in st) else st
         if dim is None:
@@ -129,7 +136,7 @@ class Tensor:
     def is_contiguous(self, memory_format=None):
         if memory_format is not None and getattr(memory_format, "name", "") == "channels_last":
             return _is_channels_last(self._data)
-        return self._data.flags.c_contiguous or self._data.size <= 1
+        return self._data.flags.c_contiguous or self._data.size <= 1 or self._backend == "meta"
 
     def is_floating_point(self):
         return self._dtype.is_floating_point
@@ -197,6 +204,8 @@ class Tensor:
     def data(self):
         t = _alias(self, self._data)
         t._storage = _Storage(0)
+        if self.__class__ is not Tensor:
+            t.__class__ = self.__class__
         return t
 
     @data.setter
@@ -210,6 +219,8 @@ class Tensor:
         t = _alias(self, self._data)
         if self._base is not None:
             t._base = self._base
+        if self.__class__ is not Tensor:
+            t.__class__ = self.__class__
         return t
 
     def detach_(self):
@@ -291,7 +302,7 @@ class Tensor:
                                "support the deepcopy protocol at the moment.")
         t = type(self).__new__(type(self)) if type(self) is not Tensor else _new(Tensor)
         t.__dict__.update({k: v for k, v in self.__dict__.items()
-                           if k not in ("_data", "_storage", "grad")})
+                           if k not in ("_data", "_storage", "grad", "_accum")})
         t._data = self._data.copy()
         t._dtype = self._dtype
         t._storage = _Storage(t._data.nbytes)
@@ -344,17 +355,40 @@ class Tensor:
 
     # --------------------------------------------------------------- subclasses
     def as_subclass(self, cls):
-        t = object.__new__(cls)
-        t.__dict__.update(self.__dict__)
+        """A `cls` alias of self: same storage; stays on self's autograd graph."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError("Creating a Tensor subclass from a class that does not inherit "
+                            "from Tensor is not possible. Make sure your class inherits from "
+                            "Tensor.")
+        if self._rg and STATE.grad_enabled:
+            from .overrides import alias
+            with DisableTorchFunctionSubclass():
+                t = alias(self)
+        else:
+            t = _alias(self, self._data)
+            t._base = self if self._base is None else self._base
+        t.__class__ = cls
+        return t
+
+    @staticmethod
+    def _make_subclass(cls, data, require_grad=False):
+        """A detached `cls` alias of data (how nn.Parameter is made)."""
+        t = _alias(data, data._data)
+        t.__class__ = cls
+        t._rg = bool(require_grad)
         return t
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
-        return func(*args, **(kwargs or {}))
+        """PyTorch's default: run func as on plain Tensors, return results as `cls`."""
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        with DisableTorchFunctionSubclass():
+            return convert(func(*args, **(kwargs or {})), cls)
 
     def __repr__(self, *, tensor_contents=None):
         from ._tensor_str import tensor_repr
-        return tensor_repr(self)
+        return tensor_repr(self, tensor_contents)
 
     def __format__(self, spec):
         if self._data.ndim == 0 and self._backend != "meta":
@@ -414,7 +448,7 @@ def wrap(arr, dt=None):
     t = _new(Tensor)
     t._data = arr
     t._dtype = D._FROM_NP[arr.dtype] if dt is None else dt
-    t._storage = _Storage(arr.nbytes)
+    t._storage = new_storage(arr.nbytes)
     return t
 
 

@@ -29,6 +29,8 @@ def _make(lib, x, requires_grad):
             t = t.detach().requires_grad_(True) if lib is ember else t.detach().requires_grad_(True)
             # keep non-contiguity: detach keeps strides in both frameworks
         return t
+    if isinstance(x, np.generic):
+        x = np.asarray(x)
     if isinstance(x, np.ndarray):
         if lib is torch:
             t = torch.from_numpy(x.copy())

@@ -43,10 +43,27 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if allow_unused is None:
         allow_unused = materialize_grads
     if is_grads_batched:
-        raise NotImplementedError("autograd.grad: is_grads_batched=True is not supported")
+        return _grad_batched(outputs, inputs, grads, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     res = run_backward(outputs, grads, retain_graph, create_graph, inputs=inputs,
                        capture=True, allow_unused=allow_unused)
     if materialize_grads:
         from ..ops.creation import zeros_like
         res = tuple(zeros_like(x) if g is None else g for x, g in zip(inputs, res))
     return res
+
+
+def _grad_batched(outputs, inputs, grads, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """is_grads_batched: the first dim of each grad_output is a batch; one backward each."""
+    import ember
+    n = grads[0].shape[0]
+    per = [grad(outputs, inputs, tuple(g[b] for g in grads),
+                retain_graph=True if b < n - 1 else retain_graph, create_graph=create_graph,
+                allow_unused=allow_unused, materialize_grads=materialize_grads)
+           for b in range(n)]
+    return tuple(None if per[0][k] is None else ember.stack([p[k] for p in per])
+                 for k in range(len(inputs)))
+
+
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402

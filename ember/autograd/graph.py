@@ -7,6 +7,7 @@ engine can sum a broadcast gradient back and cast it to the input's dtype, as
 PyTorch's engine does). A saved output is kept as a detached alias; unpacking it
 re-attaches this node as its grad_fn, which is what double backward needs.
 """
+import itertools
 import traceback
 import weakref
 
@@ -17,18 +18,23 @@ from .._tensor import Tensor, _alias
 class Node:
     """A backward function. `next_functions[i]` is where input i's gradient goes."""
     _anomaly_trace = None
-    _seq = 0
+    next_functions = ()
+    _pre_hooks = None        # output_nr -> [hook(grad) -> grad|None]
+    _hooks = None            # [hook(grad_inputs, grad_outputs)]
+    _node_prehooks = None    # [hook(grad_outputs)]
+    _metadata = None
 
     def __init__(self):
-        Node._seq += 1
-        self._sequence_nr = Node._seq
-        self.next_functions = ()
-        self._pre_hooks = None        # output_nr -> [hook(grad) -> grad|None]
-        self._hooks = None            # [hook(grad_inputs, grad_outputs)]
-        self._node_prehooks = None    # [hook(grad_outputs)]
-        self.metadata = {}
+        # a C-level counter: bumping a class attribute would flush CPython's type cache
+        self._sequence_nr = next(_SEQ)
         if _ANOMALY.enabled:
             self._anomaly_trace = "".join(traceback.format_stack()[:-3])
+
+    @property
+    def metadata(self):
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
 
     num_outputs = 1
 
@@ -69,6 +75,9 @@ class Node:
             self._pre_hooks = {}
         self._pre_hooks.setdefault(output_nr, []).append(fn)
         return _RemovableHandleList(self._pre_hooks[output_nr], fn)
+
+
+_SEQ = itertools.count(1)
 
 
 class _RemovableHandleList:
@@ -128,6 +137,9 @@ def _type_str(t):
             "complex128": "torch.ComplexDoubleTensor"}.get(t.dtype.name, str(t.dtype))
 
 
+_NO_EDGE = (None, 0)
+
+
 class OpCtx:
     """What a vjp sees: the op's arguments (saved ones only), outputs, and flags."""
     __slots__ = ("node", "_args", "_out", "needs_input_grad", "shapes", "dtypes")
@@ -170,7 +182,11 @@ class OpNode(Node):
             raise RuntimeError(_FREED)
         if any(g is None for g in grads):
             grads = [g if g is not None else _materialize(self, i) for i, g in enumerate(grads)]
-        res = self.op.vjp(ctx, *grads)
+        ctx.node = self          # set only while the vjp runs: no node<->ctx cycle
+        try:
+            res = self.op.vjp(ctx, *grads)
+        finally:
+            ctx.node = None
         if not isinstance(res, (tuple, list)):
             res = (res,)
         return _flatten_grads(res, ctx.needs_input_grad)
@@ -208,11 +224,19 @@ def _node_name(opname):
 
 
 class AccumulateGrad(Node):
-    """The sink for a leaf tensor: adds the incoming gradient into `.grad`."""
+    """The sink for a leaf tensor: adds the incoming gradient into `.grad`.
+
+    Note: the leaf holds its accumulator strongly and the accumulator holds the
+    leaf weakly (no reference cycle), so a leaf gets one accumulator for life.
+    """
 
     def __init__(self, variable):
         super().__init__()
-        self.variable = variable
+        self._variable = weakref.ref(variable)
+
+    @property
+    def variable(self):
+        return self._variable()
 
     def name(self):
         return "torch::autograd::AccumulateGrad"
@@ -222,68 +246,71 @@ class AccumulateGrad(Node):
 
 
 def gradient_edge(t):
-    if t.grad_fn is not None:
-        return (t.grad_fn, t._output_nr)
-    ref = t._accum
-    acc = ref() if ref is not None else None
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    acc = t._accum
     if acc is None:
-        acc = AccumulateGrad(t)
-        t._accum = weakref.ref(acc)
+        acc = t._accum = AccumulateGrad(t)
     return (acc, 0)
 
 
 def record(op, args, out):
     """Attach an OpNode for `op` to its outputs (called by OpDef.execute)."""
-    ctx = OpCtx()
     edges = []
     needs = []
     shapes = []
     dtypes = []
     saved = []
     save = op.save
-    for i, a in enumerate(args):
+    i = 0
+    for a in args:
         if isinstance(a, Tensor):
-            edges.append(gradient_edge(a) if a._rg else (None, 0))
-            needs.append(a._rg)
+            rg = a._rg
+            edges.append(gradient_edge(a) if rg else _NO_EDGE)
+            needs.append(rg)
             shapes.append(a._data.shape)
             dtypes.append(a._dtype)
             saved.append(SavedTensor(a) if save is None or i in save else None)
         elif isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
             n = []
-            keep = save is None or i in save
             for x in a:
-                edges.append(gradient_edge(x) if x._rg else (None, 0))
+                edges.append(gradient_edge(x) if x._rg else _NO_EDGE)
                 n.append(x._rg)
                 shapes.append(x._data.shape)
                 dtypes.append(x._dtype)
             needs.append(tuple(n))
-            saved.append([SavedTensor(x) for x in a] if keep else None)
+            saved.append([SavedTensor(x) for x in a] if save is None or i in save else None)
         else:
             needs.append(None)
             saved.append(a)
-    multi = isinstance(out, tuple)
+        i += 1
+    multi = out.__class__ is tuple
     outs = out if multi else (out,)
+    ctx = OpCtx()
     node = OpNode(op, ctx, len(outs))
     node.next_functions = tuple(edges)
-    ctx.node = node
+    ctx.node = None
     ctx._args = saved
     ctx.needs_input_grad = tuple(needs)
     ctx.shapes = shapes
     ctx.dtypes = dtypes
-    ctx_out_meta = []
     if op.save_out:
         sv = tuple(SavedTensor(_alias(o, o._data), True) for o in outs)
         ctx._out = sv if multi else sv[0]
     else:
         ctx._out = ()
+    nondiff = op.nondiff_outputs
+    meta = []
     for i, o in enumerate(outs):
-        ctx_out_meta.append((o._data.shape, o._dtype))
-        if i in op.nondiff_outputs or not (o._dtype.is_floating_point or o._dtype.is_complex):
+        d = o._dtype
+        meta.append((o._data.shape, d))
+        if d._kind < 2 or (nondiff and i in nondiff):
             continue
         o.grad_fn = node
         o._output_nr = i
         o._rg = True
-    node.out_meta = ctx_out_meta
+    node.out_meta = meta
     return node
 
 

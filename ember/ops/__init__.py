@@ -1,3 +1,4 @@
 """The op registry and the op families that fill it (one module per family)."""
 from ._registry import REGISTRY, OpDef, register, get
-from . import copy, creation, pointwise, shape, reduction  # noqa: F401  (registration)
+from . import (copy, creation, pointwise, shape, reduction, indexing, matmul,  # noqa: F401
+               activation, random)

@@ -82,7 +82,8 @@ class PointwiseOp(OpDef):
 
     def _check_kind(self, comp):
         if self.allowed is not None and comp._kind not in self.allowed:
-            raise RuntimeError(f'"{self.name}_cpu" not implemented for \'{type_name(comp)}\'')
+            raise NotImplementedError(
+                f'"{self.name}_cpu" not implemented for \'{type_name(comp)}\'')
 
     def run_kernel(self, args):
         ar = self.arity
@@ -117,8 +118,7 @@ class PointwiseOp(OpDef):
                                 f"got {type(o).__name__}")
             arrs.append(x)
         try:
-            with np.errstate(all="ignore"):
-                out = self.kernels["cpu"](*arrs, *args[ar:])
+            out = self.kernels["cpu"](*arrs, *args[ar:])
         except (ValueError, TypeError, IndexError) as e:
             self._meta(*args)
             raise RuntimeError(f"{self.name}: {e}") from e
@@ -194,3 +194,49 @@ def write_out(out, res, opname="op"):
 
 
 COPY_ = None   # set by ember.ops.copy (avoids an import cycle)
+
+
+# ------------------------------------------------------------------ the fast path
+
+def fast_binary(op, ufunc, extra=(), result=None):
+    """A Python-operator entry point for `op` with a shortcut for the common case.
+
+    Note: when both operands are plain cpu Tensors of one dtype that the ufunc
+    computes natively, no mode is active and no grad is recorded, promotion and
+    autograd have nothing to do: call the ufunc and wrap. Everything else goes
+    through dispatch. `result(dtype)` gives the output dtype, or None to decline.
+    """
+    from .._memory import new_storage
+    fast = {}
+    for d in D.ALL:
+        r = result(d) if result is not None else (d if d._kind >= 1 and d.np.itemsize != 2
+                                                   or d in (D.int16,) else None)
+        if r is not None:
+            fast[d] = r
+    new = object.__new__
+    state = STATE
+
+    def entry(a, b):
+        if b.__class__ is Tensor and a.__class__ is Tensor:
+            d = a._dtype
+            if d is b._dtype and d in fast and not state.modes and \
+                    a._backend == "cpu" and b._backend == "cpu":
+                out = ufunc(a._data, b._data)
+                if out.__class__ is not _ndarray:
+                    out = np.asarray(out)
+                t = new(Tensor)
+                t._data = out
+                t._dtype = fast[d]
+                t._storage = new_storage(out.nbytes)
+                if (a._rg or b._rg) and state.grad_enabled and op.vjp is not None:
+                    _record(op, (a, b) + extra, t)
+                return t
+        return dispatch(op, (a, b) + extra)
+    return entry
+
+
+def _record(op, args, out):
+    global _record
+    from ..autograd.graph import record
+    _record = record
+    record(op, args, out)

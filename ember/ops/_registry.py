@@ -58,8 +58,7 @@ class OpDef:
     def _execute(self, args):
         out = self.run_kernel(args)
         if STATE.grad_enabled and self.vjp is not None and _needs_grad(args):
-            from ..autograd.graph import record
-            record(self, args, out)
+            _record(self, args, out)
         return out
 
     def run_kernel(self, args):
@@ -102,6 +101,13 @@ class OpDef:
         if isinstance(res, tuple):
             return tuple(wrap(r) for r in res)
         return wrap(res)
+
+
+def _record(op, args, out):
+    global _record
+    from ..autograd.graph import record
+    _record = record
+    record(op, args, out)
 
 
 def _needs_grad(args):

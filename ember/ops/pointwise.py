@@ -9,8 +9,9 @@ import numpy as np
 from .. import _dtype as D
 from .._dispatch import dispatch
 from .._tensor import Tensor
-from ._elementwise import (pointwise, inplace, write_out, DEFAULT, INT_TO_FLOAT,
+from ._elementwise import (pointwise, inplace, write_out, fast_binary, DEFAULT, INT_TO_FLOAT,
                            ALWAYS_BOOL, COMPLEX_TO_FLOAT)
+from ._registry import REGISTRY
 
 FLOATING = {2, 3}
 INTEGRAL = {0, 1}
@@ -49,7 +50,7 @@ def _unary(name, kernel, vjp, promotion=INT_TO_FLOAT, save_out=False, allowed=No
     return op
 
 
-_unary("neg", np.negative, lambda ctx, g: (-g,), DEFAULT, allowed={1, 2, 3})
+NEG = _unary("neg", np.negative, lambda ctx, g: (-g,), DEFAULT, allowed={1, 2, 3})
 _unary("exp", np.exp, lambda ctx, g: (g * ctx.out.conj(),), save_out=True)
 _unary("log", np.log, lambda ctx, g: (g / ctx.args[0].conj(),))
 _unary("sqrt", np.sqrt, lambda ctx, g: (g / (2 * ctx.out.conj()),), save_out=True)
@@ -80,7 +81,7 @@ def _abs_vjp(ctx, g):
     return (g * x.sign(),)
 
 
-_unary("abs", np.abs, _abs_vjp, COMPLEX_TO_FLOAT)
+_unary("abs", np.abs, _abs_vjp, COMPLEX_TO_FLOAT, allowed={1, 2, 3})
 
 
 def _relu_kernel(a):
@@ -222,9 +223,20 @@ REMAINDER = _binary("remainder", _remainder,
 
 
 def _pow_kernel(a, b):
-    if isinstance(b, np.ndarray) and b.dtype.kind in "iu" and np.any(b < 0) and \
-            isinstance(a, np.ndarray) and a.dtype.kind in "iu":
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    a_int = not isinstance(a, np.ndarray) or a.dtype.kind in "iub"
+    b_int = not isinstance(b, np.ndarray) or b.dtype.kind in "iub"
+    if a_int and b_int:
+        b_arr = np.asarray(b)
+        if b_arr.ndim == 0 and b_arr < 0 and not isinstance(b, np.ndarray):
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if np.any(b_arr < 0):
+            # PyTorch: x ** -n for integers is 1 for x == 1, +-1 for x == -1, else 0
+            a_arr = np.asarray(a)
+            neg = b_arr < 0
+            safe = np.power(a_arr, np.where(neg, 0, b_arr))
+            odd = (np.abs(b_arr) % 2) == 1
+            small = np.where(a_arr == 1, 1, np.where(a_arr == -1, np.where(odd, -1, 1), 0))
+            return np.where(neg, small, safe).astype(safe.dtype)
     return np.power(a, b)
 
 
@@ -293,11 +305,22 @@ def add(input, other, *, alpha=1, out=None):
     return res if out is None else write_out(out, res, "add")
 
 
-def sub(input, other, *, alpha=1, out=None):
-    if isinstance(input, Tensor) and input._dtype is D.bool and \
-            (not isinstance(other, Tensor) or other._dtype is D.bool):
+def _sub_check(a, b):
+    ab = D.scalar_dtype(a) if not isinstance(a, Tensor) else a._dtype
+    bb = D.scalar_dtype(b) if not isinstance(b, Tensor) else b._dtype
+    if ab is D.bool and bb is D.bool:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
+    if ab is D.bool or bb is D.bool:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+
+
+def sub(input, other, *, alpha=1, out=None):
+    if (isinstance(input, Tensor) and input._dtype is D.bool) or \
+            (isinstance(other, Tensor) and other._dtype is D.bool):
+        _sub_check(input, other)
     res = dispatch(SUB, (input, other, alpha))
     return res if out is None else write_out(out, res, "sub")
 
@@ -329,22 +352,27 @@ def _install_methods():
     T.divide = div
     T.true_divide = true_divide
     T.add_ = lambda self, other, *, alpha=1: inplace(ADD, self, (self, other, alpha))
-    T.sub_ = lambda self, other, *, alpha=1: inplace(SUB, self, (self, other, alpha))
+    T.sub_ = lambda self, other, *, alpha=1: (_sub_check(self, other) if self._dtype is D.bool
+                                              else None) or inplace(SUB, self, (self, other, alpha))
     T.div_ = lambda self, other, *, rounding_mode=None: inplace(
         DIV if rounding_mode is None else DIV_ROUND, self, (self, other, rounding_mode))
     T.mul_ = lambda self, other: inplace(MUL, self, (self, other))
 
     # Python operators
-    T.__add__ = lambda a, b: dispatch(ADD, (a, b, 1))
+    T.__add__ = fast_binary(ADD, np.add, (1,))
     T.__radd__ = lambda a, b: dispatch(ADD, (b, a, 1))
     T.__iadd__ = lambda a, b: inplace(ADD, a, (a, b, 1))
-    T.__sub__ = lambda a, b: sub(a, b)
+    _fast_sub = fast_binary(SUB, np.subtract, (1,), lambda d: d if d._kind >= 1 and
+                            d.np.itemsize != 2 or d is D.int16 else None)
+    T.__sub__ = _fast_sub
     T.__rsub__ = lambda a, b: sub(b, a)
     T.__isub__ = lambda a, b: inplace(SUB, a, (a, b, 1))
-    T.__mul__ = lambda a, b: dispatch(MUL, (a, b))
+    T.__mul__ = fast_binary(MUL, np.multiply)
     T.__rmul__ = lambda a, b: dispatch(MUL, (b, a))
     T.__imul__ = lambda a, b: inplace(MUL, a, (a, b))
-    T.__truediv__ = lambda a, b: dispatch(DIV, (a, b, None))
+    T.__truediv__ = fast_binary(DIV, np.true_divide, (None,),
+                                lambda d: d if d in (D.float32, D.float64, D.complex64,
+                                                     D.complex128) else None)
     T.__rtruediv__ = lambda a, b: dispatch(DIV, (b, a, None))
     T.__itruediv__ = lambda a, b: inplace(DIV, a, (a, b, None))
     T.__floordiv__ = lambda a, b: dispatch(FLOOR_DIVIDE, (a, b))
@@ -356,7 +384,7 @@ def _install_methods():
     T.__pow__ = lambda a, b, mod=None: dispatch(POW, (a, b))
     T.__rpow__ = lambda a, b: dispatch(POW, (b, a))
     T.__ipow__ = lambda a, b: inplace(POW, a, (a, b))
-    T.__neg__ = lambda a: neg(a)
+    T.__neg__ = _neg
     T.__pos__ = lambda a: a
     T.__abs__ = lambda a: abs(a)
 
@@ -372,8 +400,18 @@ def _install_methods():
         setattr(T, f"__r{op_name}__", (lambda f: lambda a, b: f(b, a))(f))
         setattr(T, f"__i{op_name}__", (lambda f: lambda a, b: getattr(a, f.__name__ + "_")(b))(f))
     for cmp in ("eq", "ne", "lt", "le", "gt", "ge"):
-        setattr(T, f"__{cmp}__", (lambda f: lambda a, b: f(a, b) if _cmp_ok(b) else NotImplemented)
-                (globals()[cmp]))
+        fb = fast_binary(REGISTRY[cmp], _CMP[cmp], (),
+                         lambda d: D.bool if d.np.itemsize != 2 or d is D.int16 else None)
+        setattr(T, f"__{cmp}__", (lambda fb: lambda a, b: fb(a, b) if _cmp_ok(b)
+                                  else NotImplemented)(fb))
+
+
+def _neg(a):
+    if a._dtype is D.bool:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return dispatch(NEG, (a,))
 
 
 def _cmp_ok(b):
@@ -402,3 +440,12 @@ Tensor.conj = conj
 Tensor.resolve_conj = resolve_conj
 Tensor.is_conj = is_conj
 __all__ += ["conj", "resolve_conj", "is_conj"]
+
+
+def neg(input, *, out=None):
+    res = _neg(input)
+    return res if out is None else write_out(out, res, "neg")
+
+
+negative = neg
+Tensor.neg = Tensor.negative = neg

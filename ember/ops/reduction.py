@@ -28,10 +28,13 @@ def reduce_dims(dim, ndim, opname):
         if len(dim) == 0:
             return None
         dims = tuple(_wrap_dim(d, ndim, opname) for d in dim)
-        if len(set(dims)) != len(dims):
-            raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
-        return tuple(sorted(dims))
-    return (_wrap_dim(dim, ndim, opname),)
+        for i, d in enumerate(dims):
+            if d in dims[:i]:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        dims = tuple(sorted(dims))
+    else:
+        dims = (_wrap_dim(dim, ndim, opname),)
+    return dims if ndim else None      # a 0-d tensor's only "dim" is the whole tensor
 
 
 def unsqueeze_to(g, shape, dims, keepdim):
@@ -46,14 +49,21 @@ def unsqueeze_to(g, shape, dims, keepdim):
     return g.reshape(out)
 
 
+def _acc_dtype(a, dtype):
+    """(accumulate, output) NumPy dtypes: ints/bool -> int64, half precision in float32."""
+    if dtype is not None:
+        out = dtype.np
+    elif a.dtype.kind in "biu":
+        out = np.dtype(np.int64)
+    else:
+        out = a.dtype
+    acc = np.float32 if out.kind == "f" and out.itemsize == 2 or out == D.bfloat16.np else out
+    return acc, out
+
+
 def _sum_kernel(a, dims, keepdim, dtype):
-    acc = dtype.np if dtype is not None else (
-        np.int64 if a.dtype.kind in "biu" else
-        (np.float32 if a.dtype.itemsize == 2 and a.dtype.kind == "f" or str(a.dtype) == "bfloat16"
-         else a.dtype))
-    out_dtype = dtype.np if dtype is not None else (np.int64 if a.dtype.kind in "biu" else a.dtype)
-    r = np.sum(a, axis=dims, keepdims=keepdim, dtype=acc)
-    return np.asarray(r).astype(out_dtype, copy=False)
+    acc, out = _acc_dtype(a, dtype)
+    return np.asarray(np.sum(a, axis=dims, keepdims=keepdim, dtype=acc)).astype(out, copy=False)
 
 
 def _sum_vjp(ctx, g):
@@ -132,10 +142,333 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 _export(sum, mean)
 
 
+# ------------------------------------------------------------------ return types
+
+class _ReturnType(tuple):
+    """A torch.return_types structseq: a tuple whose items also have names."""
+    _fields = ()
+
+    def __new__(cls, *items):
+        return tuple.__new__(cls, items)
+
+    def __getattr__(self, name):
+        try:
+            return self[self._fields.index(name)]
+        except ValueError:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute "
+                                 f"'{name}'") from None
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
+        return f"torch.return_types.{type(self).__name__}(\n{body})"
+
+    def __reduce__(self):
+        return (type(self), tuple(self))
+
+
+class return_types:
+    """ember.return_types: the named-tuple results of max/min/sort/... (torch.return_types)."""
+
+
+def return_type(name, fields):
+    """The torch.return_types.<name> class (created once, shared by every op family)."""
+    cls = getattr(return_types, name, None)
+    if cls is None:
+        cls = type(name, (_ReturnType,), {"_fields": tuple(fields), "__slots__": (),
+                                          "__module__": "ember.return_types"})
+        setattr(return_types, name, cls)
+    return cls
+
+
+# ----------------------------------------------------------------------- prod
+
+def _prod_kernel(a, dims, keepdim, dtype):
+    acc, out = _acc_dtype(a, dtype)
+    return np.asarray(np.prod(a.astype(acc, copy=False), axis=dims, keepdims=keepdim)).astype(
+        out, copy=False)
+
+
+def _prod_vjp(ctx, g):
+    """PyTorch's prod_backward, zeros included: d/dx_i = product of the other elements."""
+    x, dims, keepdim, _ = ctx.args
+    g = unsqueeze_to(g, ctx.shapes[0], dims, keepdim)
+    zero = x == 0
+    safe = x + zero                                   # zeros replaced by ones
+    rest = dispatch(PROD, (safe, dims, True, None))   # product of the nonzero elements
+    nzeros = zero.sum(dims, keepdim=True) if dims is not None else zero.sum().reshape(
+        (1,) * x.ndim)
+    factor = ((nzeros == 0) & ~zero) * (rest / safe) + (zero & (nzeros == 1)) * rest
+    return (g * factor.conj(), None, None, None)
+
+
+PROD = register("prod", _prod_kernel, vjp=_prod_vjp, save=(0,), tags=("reduction",),
+                amp_policy="fp32")
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    if dim is not None and not isinstance(dim, int) and not hasattr(dim, "__index__"):
+        raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
+    dims = reduce_dims(dim, input._data.ndim, "prod")
+    res = dispatch(PROD, (input, dims, keepdim, dtype))
+    return res if out is None else write_out(out, res, "prod")
+
+
+# ------------------------------------------------------------ max/min family
+
+def _check_not_complex(a, name):
+    if a.dtype.kind == "c":
+        cname = {"max": "max_all", "min": "min_all", "amax": "max_values_cpu",
+                 "amin": "min_values_cpu", "max_dim": "max_cpu", "min_dim": "min_cpu"}[name]
+        from ._elementwise import type_name
+        raise NotImplementedError(f'"{cname}" not implemented for '
+                                  f"'{type_name(D.from_numpy_dtype(a.dtype))}'")
+
+
+def _check_nonempty(a, dims, name):
+    """PyTorch refuses to reduce an empty extent (there is no identity for max)."""
+    if dims is None:
+        if a.size == 0:
+            msg = f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+            if name in ("argmax", "argmin"):
+                raise IndexError(msg)
+            raise RuntimeError(msg + " Specify the reduction dim with the 'dim' argument.")
+        return
+    for d in dims:
+        if a.ndim and a.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _extreme_meta(name):
+    """Raise PyTorch's error for max/min/amax/amin input the kernel refused."""
+    def meta(a, dims=None, *rest):
+        _check_not_complex(a._data, name)
+        if isinstance(dims, int):
+            dims = (dims,) if a._data.ndim else None
+        _check_nonempty(a._data, dims, name.split("_")[0])
+    return meta
+
+
+def _full_kernel(np_fn, name):
+    def kernel(a):
+        _check_not_complex(a, name)
+        _check_nonempty(a, None, name)
+        return np.asarray(np_fn(a))
+    return kernel
+
+
+def _evenly_distribute_vjp(ctx, g):
+    """PyTorch 1.7: a full max/min spreads the gradient evenly over all tied elements."""
+    x = ctx.args[0]
+    value = ctx.out
+    mask = (x == value) | (x.isnan() & value.isnan())
+    return (mask * (g / mask.sum()),)
+
+
+MAX = register("max", _full_kernel(np.max, "max"), meta=_extreme_meta("max"),
+               vjp=_evenly_distribute_vjp, save_out=True, tags=("reduction",))
+MIN = register("min", _full_kernel(np.min, "min"), meta=_extreme_meta("min"),
+               vjp=_evenly_distribute_vjp, save_out=True, tags=("reduction",))
+
+
+def _dim_kernel(arg_fn, name):
+    def kernel(a, dim, keepdim):
+        _check_not_complex(a, name)
+        if a.ndim == 0:
+            return a.copy(), np.zeros((), np.int64)
+        _check_nonempty(a, (dim,), name.split("_")[0])
+        idx = np.expand_dims(_arg(arg_fn, a, dim), dim)
+        values = np.take_along_axis(a, idx, axis=dim)
+        if not keepdim:
+            values, idx = values.squeeze(dim), idx.squeeze(dim)
+        return values, idx.astype(np.int64, copy=False)
+    return kernel
+
+
+def _arg(arg_fn, a, dim):
+    """np.argmax/argmin (first index of the extreme, NaN counts as the extreme)."""
+    if a.dtype == D.bfloat16.np:
+        a = a.astype(np.float32)
+    return arg_fn(a, axis=dim)
+
+
+def _select_vjp(ctx, g, _gi=None):
+    """With dim=, only the returned index gets the gradient (a one-hot along dim)."""
+    shape = ctx.shapes[0]
+    if not shape:
+        return (g, None, None)
+    _, dim, keepdim = ctx.args
+    idx = ctx.out[1]
+    if not keepdim:
+        g, idx = g.unsqueeze(dim), idx.unsqueeze(dim)
+    pos = [1] * len(shape)
+    pos[dim] = shape[dim]
+    from .creation import arange
+    onehot = arange(shape[dim]).reshape(pos) == idx
+    return (g * onehot, None, None)
+
+
+MAX_DIM = register("max_dim", _dim_kernel(np.argmax, "max_dim"), meta=_extreme_meta("max_dim"),
+                   vjp=_select_vjp, save=(1, 2), save_out=True, nondiff_outputs=(1,),
+                   tags=("reduction",))
+MIN_DIM = register("min_dim", _dim_kernel(np.argmin, "min_dim"), meta=_extreme_meta("min_dim"),
+                   vjp=_select_vjp, save=(1, 2), save_out=True, nondiff_outputs=(1,),
+                   tags=("reduction",))
+
+
+def _max_min(input, dim, keepdim, out, name, full_op, dim_op, pairwise):
+    if isinstance(dim, Tensor):
+        return pairwise(input, dim, out=out)
+    if dim is None:
+        res = dispatch(full_op, (input,))
+        return res if out is None else write_out(out, res, name)
+    if isinstance(dim, (list, tuple)):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"(Tensor, {type(dim).__name__}), but expected (Tensor input, int dim, "
+                        "bool keepdim = False)")
+    d = _wrap_dim(dim, input._data.ndim, name)
+    values, indices = dispatch(dim_op, (input, d, keepdim))
+    if out is not None:
+        values = write_out(out[0], values, name)
+        indices = write_out(out[1], indices, name)
+    return return_type(name, ("values", "indices"))(values, indices)
+
+
+def max(input, dim=None, keepdim=False, *, out=None):
+    """max(input) -> 0-d; max(input, dim) -> (values, indices); max(input, other) = maximum."""
+    from .pointwise import maximum
+    return _max_min(input, dim, keepdim, out, "max", MAX, MAX_DIM, maximum)
+
+
+def min(input, dim=None, keepdim=False, *, out=None):
+    """min(input) -> 0-d; min(input, dim) -> (values, indices); min(input, other) = minimum."""
+    from .pointwise import minimum
+    return _max_min(input, dim, keepdim, out, "min", MIN, MIN_DIM, minimum)
+
+
+def _amax_kernel(np_fn, name):
+    def kernel(a, dims, keepdim):
+        _check_not_complex(a, name)
+        _check_nonempty(a, dims, name)
+        return np.asarray(np_fn(a, axis=dims, keepdims=keepdim))
+    return kernel
+
+
+def _amax_vjp(ctx, g):
+    """amax/amin spread the gradient evenly over the ties along the reduced dims."""
+    x, dims, keepdim = ctx.args
+    shape = ctx.shapes[0]
+    value = unsqueeze_to(ctx.out, shape, dims, keepdim)
+    mask = x == value
+    count = mask.sum(dims, keepdim=True) if dims is not None else mask.sum().reshape(
+        (1,) * len(shape))
+    return ((unsqueeze_to(g, shape, dims, keepdim) / count) * mask, None, None)
+
+
+AMAX = register("amax", _amax_kernel(np.max, "amax"), meta=_extreme_meta("amax"),
+                vjp=_amax_vjp, save=(0, 1, 2), save_out=True, tags=("reduction",))
+AMIN = register("amin", _amax_kernel(np.min, "amin"), meta=_extreme_meta("amin"),
+                vjp=_amax_vjp, save=(0, 1, 2), save_out=True, tags=("reduction",))
+
+
+def amax(input, dim=(), keepdim=False, *, out=None):
+    res = dispatch(AMAX, (input, reduce_dims(dim, input._data.ndim, "amax"), keepdim))
+    return res if out is None else write_out(out, res, "amax")
+
+
+def amin(input, dim=(), keepdim=False, *, out=None):
+    res = dispatch(AMIN, (input, reduce_dims(dim, input._data.ndim, "amin"), keepdim))
+    return res if out is None else write_out(out, res, "amin")
+
+
+def _argext_kernel(arg_fn, name):
+    def kernel(a, dim, keepdim):
+        if a.dtype.kind in "bc":
+            raise RuntimeError(f"{name}(): does not support "
+                               f"{'bool' if a.dtype.kind == 'b' else 'complex'} input")
+        if dim is None:
+            _check_nonempty(a, None, name)
+            r = _arg(arg_fn, a.reshape(-1), 0)
+            return np.full((1,) * a.ndim if keepdim else (), r, np.int64)
+        if a.ndim == 0:
+            return np.zeros((), np.int64)
+        _check_nonempty(a, (dim,), name)
+        r = _arg(arg_fn, a, dim)
+        return (np.expand_dims(r, dim) if keepdim else np.asarray(r)).astype(np.int64)
+    return kernel
+
+
+def _argext_meta(name):
+    def meta(a, dim, keepdim):
+        if a._dtype._kind in (0, 3):
+            raise RuntimeError(f"{name}(): does not support "
+                               f"{'bool' if a._dtype._kind == 0 else 'complex'} input")
+        _check_nonempty(a._data, None if dim is None else (dim,), name)
+    return meta
+
+
+ARGMAX = register("argmax", _argext_kernel(np.argmax, "argmax"), meta=_argext_meta("argmax"),
+                  tags=("reduction",))
+ARGMIN = register("argmin", _argext_kernel(np.argmin, "argmin"), meta=_argext_meta("argmin"),
+                  tags=("reduction",))
+
+
+def argmax(input, dim=None, keepdim=False, *, out=None):
+    """The FIRST index of the maximum (PyTorch 1.7); dim=None searches the flattened input."""
+    d = None if dim is None else _wrap_dim(dim, input._data.ndim, "argmax")
+    res = dispatch(ARGMAX, (input, d, keepdim))
+    return res if out is None else write_out(out, res, "argmax")
+
+
+def argmin(input, dim=None, keepdim=False, *, out=None):
+    """The FIRST index of the minimum (PyTorch 1.7); dim=None searches the flattened input."""
+    d = None if dim is None else _wrap_dim(dim, input._data.ndim, "argmin")
+    res = dispatch(ARGMIN, (input, d, keepdim))
+    return res if out is None else write_out(out, res, "argmin")
+
+
+# ------------------------------------------------------------------ all / any
+
+def _logical_kernel(np_fn):
+    def kernel(a, dims, keepdim):
+        r = np.asarray(np_fn(a, axis=dims, keepdims=keepdim))
+        return r.astype(np.uint8) if a.dtype == np.uint8 else r
+    return kernel
+
+
+ALL = register("all", _logical_kernel(np.all), tags=("reduction",))
+ANY = register("any", _logical_kernel(np.any), tags=("reduction",))
+
+
+def _logical(op, input, dim, keepdim, out):
+    if isinstance(dim, (list, tuple)) and len(dim) == 0:
+        dims = ()                      # all/any over no dims: an elementwise test
+    else:
+        dims = reduce_dims(dim, input._data.ndim, op.name)
+    res = dispatch(op, (input, dims, keepdim))
+    if out is None:
+        return res
+    if out._dtype not in (D.bool, D.uint8):
+        from ._elementwise import type_name
+        raise RuntimeError(f"{op.name} only supports bool tensor for result, got: "
+                           f"{type_name(out._dtype)}")
+    return write_out(out, res, op.name)
+
+
+def all(input, dim=None, keepdim=False, *, out=None):
+    return _logical(ALL, input, dim, keepdim, out)
+
+
+def any(input, dim=None, keepdim=False, *, out=None):
+    return _logical(ANY, input, dim, keepdim, out)
+
+
+_export(prod, max, min, amax, amin, argmax, argmin, all, any)
+__all__.append("return_types")
+
+
 def _install():
-    Tensor.sum = sum
-    Tensor.mean = mean
-    Tensor.sum_to_size = sum_to_size
+    for f in (sum, mean, sum_to_size, prod, max, min, amax, amin, argmax, argmin, all, any):
+        setattr(Tensor, f.__name__, f)
 
 
 _install()

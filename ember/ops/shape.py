@@ -43,10 +43,9 @@ def _shape_arg(shape, numel, opname):
 
 
 def _view_kernel(a, shape):
-    out = a.view()
     try:
-        out.shape = shape          # raises instead of copying
-    except AttributeError:
+        return np.reshape(a, shape, copy=False)     # raises instead of copying
+    except ValueError:
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
@@ -64,12 +63,40 @@ def _view_dtype(self, dtype):
     from .. import _dtype as D
     if not isinstance(dtype, D.dtype):
         raise TypeError("view(): argument 'dtype' must be torch.dtype")
-    if dtype.itemsize != self._dtype.itemsize:
-        raise RuntimeError("view(dtype): only same-size dtypes are supported by ember")
     from .._tensor import wrap_view
-    t = wrap_view(self._data.view(dtype.np), self)
+    a = self._data
+    if dtype.itemsize != self._dtype.itemsize:
+        _check_view_dtype(self, dtype)
+    t = wrap_view(a.view(dtype.np), self)
     t._dtype = dtype
     return t
+
+
+def _check_view_dtype(self, dtype):
+    """PyTorch's rules for viewing as a dtype of another element size."""
+    what = f"to view {_type_name(self._dtype)} as {_type_name(dtype)} (different element sizes)"
+    if self._data.ndim == 0:
+        raise RuntimeError(f"self.dim() cannot be 0 {what}")
+    if self.stride(-1) != 1 and self._data.shape[-1] != 1:
+        raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {self.stride(-1)}")
+    big, small = max(dtype.itemsize, self._dtype.itemsize), min(dtype.itemsize, self._dtype.itemsize)
+    ratio = big // small
+    if dtype.itemsize > self._dtype.itemsize:
+        if self._data.shape[-1] % ratio:
+            raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got "
+                               f"{self._data.shape[-1]}")
+        if self.storage_offset() % ratio:
+            raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, "
+                               f"but got {self.storage_offset()}")
+        for d, st in enumerate(self.stride()[:-1]):
+            if st % ratio:
+                raise RuntimeError(f"self.stride({d}) must be divisible by {ratio} {what}, "
+                                   f"but got {st}")
+
+
+def _type_name(d):
+    from ._elementwise import type_name
+    return type_name(d)
 
 
 def view(self, *shape):
@@ -85,9 +112,8 @@ def reshape(input, *shape):
     if shape == input._data.shape:
         return dispatch(VIEW, (input, shape))
     try:
-        test = input._data.view()
-        test.shape = shape
-    except AttributeError:
+        np.reshape(input._data, shape, copy=False)
+    except ValueError:
         return dispatch(RESHAPE_COPY, (input, shape))
     return dispatch(VIEW, (input, shape))
 
@@ -292,3 +318,659 @@ def _install():
 
 
 _install()
+
+
+# ------------------------------------------------------------ slice / select / narrow
+
+def _zeros(shape, dtype):
+    from .creation import zeros
+    return zeros(shape, dtype=dtype)
+
+
+def _dim_key(ndim, dim, item):
+    """A NumPy index that applies `item` at `dim` (Ellipsis keeps a 0-d result an array)."""
+    return (slice(None),) * dim + (item, Ellipsis)
+
+
+def _slice_kernel(a, dim, start, end, step):
+    return a[_dim_key(a.ndim, dim, slice(start, end, step))]
+
+
+def _slice_scatter_kernel(a, src, dim, start, end, step):
+    out = np.array(a, copy=True)
+    out[_dim_key(a.ndim, dim, slice(start, end, step))] = src
+    return out
+
+
+SLICE = register("slice", _slice_kernel, view=True, save=(1, 2, 3, 4),
+                 vjp=lambda ctx, g: (slice_scatter(_zeros(ctx.shapes[0], g.dtype), g,
+                                                   *ctx.args[1:]), None, None, None, None))
+
+
+def _slice_scatter_vjp(ctx, g):
+    _, _, dim, start, end, step = ctx.args
+    ga = slice_scatter(g, _zeros(ctx.shapes[1], g.dtype), dim, start, end, step) \
+        if ctx.needs_input_grad[0] else None
+    gs = dispatch(SLICE, (g, dim, start, end, step)) if ctx.needs_input_grad[1] else None
+    return ga, gs, None, None, None, None
+
+
+SLICE_SCATTER = register("slice_scatter", _slice_scatter_kernel, save=(2, 3, 4, 5),
+                         vjp=_slice_scatter_vjp)
+
+
+def _slice_bounds(n, start, end, step):
+    """PyTorch's clamping of slice bounds (no error for out-of-range bounds)."""
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    start = 0 if start is None else int(start)
+    end = n if end is None else int(end)
+    if start < 0:
+        start += n
+    if end < 0:
+        end += n
+    start = min(max(start, 0), n)
+    end = min(max(end, start), n)
+    return start, end
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    d = _wrap_dim(dim, input._data.ndim, "slice_scatter")
+    start, end = _slice_bounds(input._data.shape[d], start, end, step)
+    want = list(input._data.shape)
+    want[d] = len(range(start, end, step))
+    if list(src._data.shape) != want:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {want}")
+    return dispatch(SLICE_SCATTER, (input, src, d, start, end, step))
+
+
+def _slice(input, dim, start, end, step=1):
+    start, end = _slice_bounds(input._data.shape[dim], start, end, step)
+    return dispatch(SLICE, (input, dim, start, end, step))
+
+
+def _select_kernel(a, dim, index):
+    return a[_dim_key(a.ndim, dim, index)]
+
+
+def _select_scatter_kernel(a, src, dim, index):
+    out = np.array(a, copy=True)
+    out[_dim_key(a.ndim, dim, index)] = src
+    return out
+
+
+SELECT = register("select", _select_kernel, view=True, save=(1, 2),
+                  vjp=lambda ctx, g: (select_scatter(_zeros(ctx.shapes[0], g.dtype), g,
+                                                     *ctx.args[1:]), None, None))
+
+
+def _select_scatter_vjp(ctx, g):
+    _, _, dim, index = ctx.args
+    ga = select_scatter(g, _zeros(ctx.shapes[1], g.dtype), dim, index) \
+        if ctx.needs_input_grad[0] else None
+    gs = dispatch(SELECT, (g, dim, index)) if ctx.needs_input_grad[1] else None
+    return ga, gs, None, None
+
+
+SELECT_SCATTER = register("select_scatter", _select_scatter_kernel, save=(2, 3),
+                          vjp=_select_scatter_vjp)
+
+
+def _select_index(input, dim, index):
+    n = input._data.shape[dim]
+    index = int(index)
+    if index < -n or index >= n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {dim}")
+    return index + n if index < 0 else index
+
+
+def select(input, dim, index):
+    if input._data.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, input._data.ndim, "select")
+    return dispatch(SELECT, (input, d, _select_index(input, d, index)))
+
+
+def select_scatter(input, src, dim, index):
+    d = _wrap_dim(dim, input._data.ndim, "select_scatter")
+    index = _select_index(input, d, index)
+    want = input._data.shape[:d] + input._data.shape[d + 1:]
+    if src._data.shape != want:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(want)}")
+    return dispatch(SELECT_SCATTER, (input, src, d, index))
+
+
+def narrow(input, dim, start, length):
+    if input._data.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, input._data.ndim, "narrow")
+    n = input._data.shape[d]
+    start, length = int(start), int(length)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start < -n or start > n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got "
+                         f"{start})")
+    if start < 0:
+        start += n
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return dispatch(SLICE, (input, d, start, start + length, 1))
+
+
+# --------------------------------------------------------- split / chunk / unbind
+
+def _split_kernel(a, sizes, dim):
+    out, off = [], 0
+    for s in sizes:
+        out.append(a[_dim_key(a.ndim, dim, slice(off, off + s))])
+        off += s
+    return tuple(out)
+
+
+SPLIT = register("split_with_sizes", _split_kernel, view=True, save=(2,),
+                 vjp=lambda ctx, *gs: (cat(list(gs), ctx.args[2]), None, None))
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    if input._data.ndim == 0:
+        raise RuntimeError("split_with_sizes expects at least a 1-dimensional tensor")
+    d = _wrap_dim(dim, input._data.ndim, "split_with_sizes")
+    sizes = tuple(int(s) for s in split_sizes)
+    n = input._data.shape[d]
+    for s in sizes:
+        if s < 0:
+            raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
+                               f"entries, but got split_sizes={list(sizes)}")
+    if sum(sizes) != n:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                           f"tensor's size at dimension {d}), but got split_sizes={list(sizes)}")
+    return dispatch(SPLIT, (input, sizes, d))
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """Views along `dim`: chunks of one size, or the given sizes."""
+    if isinstance(split_size_or_sections, (list, tuple)):
+        return split_with_sizes(tensor, split_size_or_sections, dim)
+    if tensor._data.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = _wrap_dim(dim, tensor._data.ndim, "split")
+    s, n = int(split_size_or_sections), tensor._data.shape[d]
+    if s < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={s}")
+    if s == 0 and n != 0:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
+                           f"size of {n}")
+    if n == 0:
+        return dispatch(SPLIT, (tensor, (0,), d))
+    sizes = (s,) * (n // s) + ((n % s,) if n % s else ())
+    return dispatch(SPLIT, (tensor, sizes, d))
+
+
+def chunk(input, chunks, dim=0):
+    if input._data.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = _wrap_dim(dim, input._data.ndim, "chunk")
+    n = input._data.shape[d]
+    size = -(-n // chunks)
+    if size == 0:
+        return dispatch(SPLIT, (input, (0,) * chunks, d))
+    return split(input, size, d)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    """numpy.array_split: views (not multi-output) cut at indices or into n sections."""
+    if input._data.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
+    d = _wrap_dim(dim, input._data.ndim, "tensor_split")
+    n = input._data.shape[d]
+    ios = indices_or_sections
+    if isinstance(ios, Tensor):
+        ios = ios.tolist() if ios._data.ndim else int(ios.item())
+    if isinstance(ios, (list, tuple)):
+        bounds = [0] + [int(i) for i in ios] + [n]
+    else:
+        k = int(ios)
+        if k <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {k}")
+        q, r = divmod(n, k)
+        bounds = [0]
+        for i in range(k):
+            bounds.append(bounds[-1] + q + (1 if i < r else 0))
+    return tuple(_slice(input, d, bounds[i], max(bounds[i], bounds[i + 1]))
+                 for i in range(len(bounds) - 1))
+
+
+def _unbind_kernel(a, dim):
+    return tuple(a[_dim_key(a.ndim, dim, i)] for i in range(a.shape[dim]))
+
+
+UNBIND = register("unbind", _unbind_kernel, view=True, save=(1,),
+                  vjp=lambda ctx, *gs: (stack(list(gs), ctx.args[1]), None))
+
+
+def unbind(input, dim=0):
+    if input._data.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    return dispatch(UNBIND, (input, _wrap_dim(dim, input._data.ndim, "unbind")))
+
+
+# --------------------------------------------------------- diagonal / unfold / movedim
+
+def _diag_geometry(shape, strides, offset, d1, d2):
+    """Shape/strides of the diagonal view, and its start offset in stride units."""
+    n1, n2 = shape[d1], shape[d2]
+    if offset >= 0:
+        length, start = max(min(n1, n2 - offset), 0), offset * strides[d2]
+    else:
+        length, start = max(min(n1 + offset, n2), 0), -offset * strides[d1]
+    if length == 0:
+        start = 0
+    keep = [i for i in range(len(shape)) if i not in (d1, d2)]
+    return ([shape[i] for i in keep] + [length],
+            [strides[i] for i in keep] + [strides[d1] + strides[d2]], start)
+
+
+def _diagonal_kernel(a, offset, d1, d2):
+    shape, strides, _ = _diag_geometry(a.shape, a.strides, offset, d1, d2)
+    if shape[-1]:     # move the start pointer to the diagonal's first element
+        a = a[_dim_key(a.ndim, d2, slice(offset, None))] if offset >= 0 else \
+            a[_dim_key(a.ndim, d1, slice(-offset, None))]
+    return np.lib.stride_tricks.as_strided(a, shape=tuple(shape), strides=tuple(strides))
+
+
+def _diagonal_scatter_kernel(a, src, offset, d1, d2):
+    out = np.array(a, copy=True)
+    _diagonal_kernel(out, offset, d1, d2)[...] = src
+    return out
+
+
+DIAGONAL = register("diagonal", _diagonal_kernel, view=True, save=(1, 2, 3),
+                    vjp=lambda ctx, g: (diagonal_scatter(_zeros(ctx.shapes[0], g.dtype), g,
+                                                         *ctx.args[1:]), None, None, None))
+
+
+def _diagonal_scatter_vjp(ctx, g):
+    _, _, offset, d1, d2 = ctx.args
+    ga = diagonal_scatter(g, _zeros(ctx.shapes[1], g.dtype), offset, d1, d2) \
+        if ctx.needs_input_grad[0] else None
+    gs = dispatch(DIAGONAL, (g, offset, d1, d2)) if ctx.needs_input_grad[1] else None
+    return ga, gs, None, None, None
+
+
+DIAGONAL_SCATTER = register("diagonal_scatter", _diagonal_scatter_kernel, save=(2, 3, 4),
+                            vjp=_diagonal_scatter_vjp)
+
+
+def _diag_dims(input, dim1, dim2, opname):
+    n = input._data.ndim
+    if n < 2:
+        raise RuntimeError(f"{opname}(): expected a tensor with at least 2 dimensions, "
+                           f"but got {n}")
+    d1, d2 = _wrap_dim(dim1, n, opname), _wrap_dim(dim2, n, opname)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return d1, d2
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    d1, d2 = _diag_dims(input, dim1, dim2, "diagonal")
+    return dispatch(DIAGONAL, (input, int(offset), d1, d2))
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    d1, d2 = _diag_dims(input, dim1, dim2, "diagonal_scatter")
+    shape, _, _ = _diag_geometry(input._data.shape, (0,) * input._data.ndim, offset, d1, d2)
+    if list(src._data.shape) != shape:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {shape}")
+    return dispatch(DIAGONAL_SCATTER, (input, src, int(offset), d1, d2))
+
+
+def _unfold_kernel(a, dim, size, step):
+    if a.ndim == 0:
+        return a.reshape(1)
+    n = (a.shape[dim] - size) // step + 1
+    shape = a.shape[:dim] + (n,) + a.shape[dim + 1:] + (size,)
+    st = a.strides
+    strides = st[:dim] + (st[dim] * step,) + st[dim + 1:] + (st[dim],)
+    return np.lib.stride_tricks.as_strided(a, shape=shape, strides=strides)
+
+
+def _unfold_backward_kernel(g, input_sizes, dim, size, step):
+    out = np.zeros(input_sizes, g.dtype)
+    if not input_sizes:
+        return g.reshape(()).copy()
+    n = g.shape[dim]
+    for k in range(size):
+        out[_dim_key(len(input_sizes), dim, slice(k, k + step * (n - 1) + 1, step))] += g[..., k]
+    return out
+
+
+UNFOLD = register("unfold", _unfold_kernel, view=True, save=(1, 2, 3),
+                  vjp=lambda ctx, g: (dispatch(UNFOLD_BACKWARD, (g, ctx.shapes[0], *ctx.args[1:])),
+                                      None, None, None))
+UNFOLD_BACKWARD = register(
+    "unfold_backward", _unfold_backward_kernel, save=(2, 3, 4),
+    vjp=lambda ctx, g: (dispatch(UNFOLD, (g, *ctx.args[2:])), None, None, None, None))
+
+
+def unfold(self, dimension, size, step):
+    n = self._data.ndim
+    d = _wrap_dim(dimension, n, "unfold")
+    have = self._data.shape[d] if n else 1
+    if size > have:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {have} but size is "
+                           f"{size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return dispatch(UNFOLD, (self, d, int(size), int(step)))
+
+
+def movedim(input, source, destination):
+    n = input._data.ndim
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
+                           f"should contain the same number of dims as destination ({dst} dims)")
+    src = [_wrap_dim(s, n, "movedim") for s in src]
+    dst = [_wrap_dim(s, n, "movedim") for s in dst]
+    if len(set(src)) != len(src):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({src})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({dst})")
+    order = [i for i in range(n) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return dispatch(PERMUTE, (input, tuple(order)))
+
+
+# ------------------------------------------------------------------- complex views
+
+def _view_as_real_kernel(a):
+    r = a.real
+    return np.lib.stride_tricks.as_strided(r, shape=a.shape + (2,),
+                                           strides=r.strides + (r.itemsize,))
+
+
+def _view_as_complex_kernel(a):
+    c = np.complex64 if a.dtype == np.float32 else np.complex128
+    first = a[..., 0]
+    pair = np.lib.stride_tricks.as_strided(first, shape=first.shape + (2,),
+                                           strides=first.strides + (a.itemsize,))
+    return pair.view(c)[..., 0]
+
+
+VIEW_AS_REAL = register("view_as_real", _view_as_real_kernel, view=True, save=(),
+                        vjp=lambda ctx, g: (view_as_complex(g.contiguous()),))
+VIEW_AS_COMPLEX = register("view_as_complex", _view_as_complex_kernel, view=True, save=(),
+                           vjp=lambda ctx, g: (view_as_real(g.contiguous()),))
+
+
+def view_as_real(input):
+    if not input._dtype.is_complex:
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return dispatch(VIEW_AS_REAL, (input,))
+
+
+def view_as_complex(input):
+    d = input._dtype
+    if d.name not in ("float32", "float64"):
+        raise RuntimeError(f"view_as_complex is only supported for float and double tensors, "
+                           f"but got a tensor of scalar type: {_type_name(d)}")
+    if input._data.ndim == 0 or input._data.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    st = input.stride()
+    if st[-1] != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(s % 2 for s in st[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if input.storage_offset() % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    return dispatch(VIEW_AS_COMPLEX, (input,))
+
+
+def real(input):
+    """The real part as a view (the input itself for real tensors)."""
+    if not input._dtype.is_complex:
+        return input
+    return select(view_as_real(input), -1, 0)
+
+
+def imag(input):
+    if not input._dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return select(view_as_real(input), -1, 1)
+
+
+# --------------------------------------------------------------------- cat / stack
+
+def _cat_dtype(arrays):
+    from .. import _dtype as D
+    d = D._FROM_NP[arrays[0].dtype]
+    for a in arrays[1:]:
+        d = D._PROMOTE[(d, D._FROM_NP[a.dtype])]
+    return d.np
+
+
+def _cat_kernel(tensors, dim):
+    npd = _cat_dtype(tensors)
+    keep = [a for a in tensors if not (a.ndim == 1 and a.shape[0] == 0)]
+    if not keep:
+        return np.empty((0,), npd)
+    return np.concatenate([a.astype(npd, copy=False) for a in keep], axis=dim)
+
+
+def _cat_vjp(ctx, g):
+    tensors, dim = ctx.args
+    out, off = [], 0
+    for shape, need in zip(ctx.shapes, ctx.needs_input_grad[0]):
+        if shape == (0,):        # legacy: 1-d empty inputs are skipped by cat
+            out.append(_zeros(shape, g.dtype) if need else None)
+            continue
+        n = shape[dim]
+        out.append(dispatch(SLICE, (g, dim, off, off + n, 1)) if need else None)
+        off += n
+    return out, None
+
+
+def _cat_meta(tensors, dim):
+    _cat_check(tensors, dim)
+    raise RuntimeError("cat(): invalid arguments")
+
+
+CAT = register("cat", _cat_kernel, save=(1,), vjp=_cat_vjp, meta=_cat_meta)
+
+
+def _cat_check(tensors, dim):
+    """PyTorch's argument checks; returns the wrapped dim."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"cat(): argument 'tensors' must be tuple of Tensors, not "
+                        f"{type(tensors).__name__}")
+    if len(tensors) == 0:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    ref = None
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+        if t._data.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated")
+        if ref is None and not (t._data.ndim == 1 and t._data.shape[0] == 0):
+            ref = t
+    if ref is None:
+        return _wrap_dim(dim, 1, "cat")
+    n = ref._data.ndim
+    d = _wrap_dim(dim, n, "cat")
+    for i, t in enumerate(tensors):
+        if t._data.ndim == 1 and t._data.shape[0] == 0:
+            continue
+        if t._data.ndim != n:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {n} and "
+                               f"{t._data.ndim}")
+        for k in range(n):
+            if k != d and t._data.shape[k] != ref._data.shape[k]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size "
+                    f"{ref._data.shape[k]} but got size {t._data.shape[k]} for tensor number "
+                    f"{i} in the list.")
+    return d
+
+
+def cat(tensors, dim=0, *, out=None):
+    d = _cat_check(tensors, dim)
+    res = dispatch(CAT, (list(tensors), d))
+    if out is None:
+        return res
+    from ._elementwise import write_out
+    return write_out(out, res, "cat")
+
+
+def _stack_kernel(tensors, dim):
+    npd = _cat_dtype(tensors)
+    return np.stack([a.astype(npd, copy=False) for a in tensors], axis=dim)
+
+
+STACK = register("stack", _stack_kernel, save=(1,),
+                 vjp=lambda ctx, g: (list(unbind(g, ctx.args[1])), None))
+
+
+def stack(tensors, dim=0, *, out=None):
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"stack(): argument 'tensors' must be tuple of Tensors, not "
+                        f"{type(tensors).__name__}")
+    if len(tensors) == 0:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape0 = tensors[0]._data.shape
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+        if t._data.shape != shape0:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(shape0)} at entry 0 and {list(t.shape)} at entry {i}")
+    d = _wrap_dim(dim, len(shape0) + 1, "stack")
+    res = dispatch(STACK, (list(tensors), d))
+    if out is None:
+        return res
+    from ._elementwise import write_out
+    return write_out(out, res, "stack")
+
+
+def _atleast(t, n):
+    while t._data.ndim < n:
+        t = unsqueeze(t, 0) if t._data.ndim == 0 or n == 2 else unsqueeze(t, -1)
+    return t
+
+
+def atleast_1d(*tensors):
+    r = [reshape(t, (1,)) if t._data.ndim == 0 else t for t in _seq(tensors)]
+    return r[0] if len(r) == 1 and isinstance(tensors[0], Tensor) else tuple(r)
+
+
+def atleast_2d(*tensors):
+    r = [t if t._data.ndim >= 2 else reshape(t, (1, -1) if t._data.ndim else (1, 1))
+         for t in _seq(tensors)]
+    return r[0] if len(r) == 1 and isinstance(tensors[0], Tensor) else tuple(r)
+
+
+def atleast_3d(*tensors):
+    def up(t):
+        nd = t._data.ndim
+        if nd == 0:
+            return reshape(t, (1, 1, 1))
+        if nd == 1:
+            return reshape(t, (1, -1, 1))
+        if nd == 2:
+            return unsqueeze(t, -1)
+        return t
+    r = [up(t) for t in _seq(tensors)]
+    return r[0] if len(r) == 1 and isinstance(tensors[0], Tensor) else tuple(r)
+
+
+def _seq(tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return list(tensors[0])
+    return list(tensors)
+
+
+def hstack(tensors, *, out=None):
+    ts = [atleast_1d(t) for t in tensors]
+    return cat(ts, 0 if ts and ts[0]._data.ndim == 1 else 1, out=out)
+
+
+def vstack(tensors, *, out=None):
+    return cat([atleast_2d(t) for t in tensors], 0, out=out)
+
+
+def dstack(tensors, *, out=None):
+    return cat([atleast_3d(t) for t in tensors], 2, out=out)
+
+
+def unflatten(input, dim, sizes):
+    n = input._data.ndim
+    d = _wrap_dim(dim, n, "unflatten")
+    sizes = tuple(int(s) for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    have = input._data.shape[d]
+    known = 1
+    for s in sizes:
+        if s != -1:
+            known *= s
+    if (-1 not in sizes and known != have) or (-1 in sizes and (known == 0 or have % known)):
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                           f"size of dim {dim} ({have}) in the input tensor")
+    shp = input._data.shape
+    return view(input, shp[:d] + sizes + shp[d + 1:])
+
+
+concat = concatenate = cat
+moveaxis = movedim
+
+_export(slice_scatter, select, select_scatter, narrow, split, split_with_sizes, chunk,
+        tensor_split, unbind, diagonal, diagonal_scatter, movedim, view_as_real,
+        view_as_complex, real, imag, cat, stack, hstack, vstack, dstack, atleast_1d,
+        atleast_2d, atleast_3d, unflatten)
+__all__ += ["concat", "concatenate", "moveaxis", "swapaxes", "swapdims"]
+swapaxes = swapdims = transpose
+
+
+def _set_part(get):
+    def setter(self, value):
+        get(self).copy_(value)
+    return setter
+
+
+def _install_views():
+    T = Tensor
+    T.select = select
+    T.narrow = narrow
+    T.split = split
+    T.split_with_sizes = split_with_sizes
+    T.chunk = chunk
+    T.tensor_split = tensor_split
+    T.unbind = unbind
+    T.diagonal = diagonal
+    T.diagonal_scatter = diagonal_scatter
+    T.slice_scatter = slice_scatter
+    T.select_scatter = select_scatter
+    T.unfold = unfold
+    T.movedim = movedim
+    T.moveaxis = movedim
+    T.unflatten = unflatten
+    T.real = property(real, _set_part(real))
+    T.imag = property(imag, _set_part(imag))
+
+
+_install_views()

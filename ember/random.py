@@ -1,0 +1,45 @@
+"""ember.random (torch.random): seeding and saving the default generator's state."""
+import contextlib
+
+from ._random import Generator, default_generator
+
+__all__ = ["manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
+           "fork_rng", "default_generator", "Generator"]
+
+
+def manual_seed(seed):
+    """Seeds the default generator; returns it (as torch.manual_seed does)."""
+    return default_generator.manual_seed(seed)
+
+
+def seed():
+    """Seeds the default generator from the OS's entropy source; returns the seed."""
+    return default_generator.seed()
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    """The default generator's state as a uint8 tensor (seed and offset, 16 bytes)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    default_generator.set_state(new_state)
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices",
+             device_type="cuda"):
+    """Restores the default generator's state on exit. ember's generators are all on
+    the cpu, so `devices`/`device_type` name no other state to save."""
+    if not enabled:
+        yield
+        return
+    state = get_rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(state)
