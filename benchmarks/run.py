@@ -103,7 +103,8 @@ def mlp_workload(L, batch=32, sizes=(64, 128, 10), lr=0.01):
     d_in, d_h, d_out = sizes
 
     def param(*shape):
-        return L.from_numpy((rng.standard_normal(shape) * 0.1).astype(np.float32)).requires_grad_()
+        w = (rng.standard_normal(shape) * 0.1).astype(np.float32)
+        return L.from_numpy(w).requires_grad_()
 
     w1, b1, w2, b2 = param(d_in, d_h), param(d_h), param(d_h, d_out), param(d_out)
     params = [w1, b1, w2, b2]
@@ -182,9 +183,9 @@ def row(name, times, target=None, status="ok", note=""):
 def bench_dispatch():
     rows = []
     rng = np.random.default_rng(0)
-    x, y = rng.standard_normal(10).astype(np.float32), rng.standard_normal(10).astype(np.float32)
+    x, y = (rng.standard_normal(10).astype(np.float32) for _ in range(2))
     for rg in (False, True):
-        name = f"a + b, 10 float32{', requires_grad' if rg else ''}"
+        name = "dispatch: a + b, 10 float32" + (", a.requires_grad" if rg else "")
         fns = {k: add_workload(L, rg) for k, L in LIBS.items()}
         if not rg:
             fns["numpy"] = lambda: x + y
@@ -194,18 +195,17 @@ def bench_dispatch():
 
 def bench_mlp():
     name = "MLP 64-128-10, batch 32: fwd + bwd + SGD step"
+    target = ("torch", 1.5, "≤ 1.5× torch")
     try:
-        steps = {"ember": mlp_workload(ember)}
         first = _ember_call(lambda: float(mlp_workload(ember)()), MLP_OPS)
     except Missing as e:
-        return [row(name, {}, target=("torch", 1.5, "≤ 1.5× torch"), status=f"missing: {e}")]
-    steps["torch"] = mlp_workload(torch)
+        return [row(name, {}, target=target, status=f"missing: {e}")]
     expect = float(mlp_workload(torch)())
     if not np.isclose(first, expect, rtol=1e-4):
         return [row(name, {}, status=f"error: loss {first} != torch {expect}")]
-    steps["numpy"] = mlp_numpy()
-    return [row(name, compare(steps, budget=0.1, pause=0.3), target=("torch", 1.5, "≤ 1.5× torch"),
-                note="numpy = same step with a hand-written backward")]
+    steps = {"ember": mlp_workload(ember), "torch": mlp_workload(torch), "numpy": mlp_numpy()}
+    return [row(name, compare(steps, budget=0.1, pause=0.3), target=target,
+                note="numpy = the same step with a hand-written backward")]
 
 
 MATMUL_TARGET = ("numpy", 1 / 0.95, "≥ 0.95× numpy speed")
@@ -266,6 +266,7 @@ def machine():
                        if p.startswith("BLAS_INFO=")), "unknown")
     return {
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "commit": _git_commit(),
         "cpu": _cpu_name(),
         "cores": os.cpu_count(),
         "python": platform.python_version(),
@@ -274,6 +275,18 @@ def machine():
         "env": {k: v for k, v in os.environ.items()
                 if k.startswith(("OPENBLAS_", "OMP_", "MKL_"))},
     }
+
+
+def _git_commit():
+    """HEAD's short hash, with '+dirty' when the working tree has changes."""
+    def git(*args):
+        return subprocess.run(["git", *args], capture_output=True, text=True,
+                              cwd=RESULTS.parent).stdout.strip()
+    try:
+        head = git("rev-parse", "--short", "HEAD")
+        return head + ("+dirty" if git("status", "--porcelain") else "") if head else None
+    except OSError:
+        return None
 
 
 def _cpu_name():
@@ -305,7 +318,7 @@ def markdown(meta, rows):
     env = ", ".join(f"{k}={v}" for k, v in meta["env"].items()) or "none"
     lines = [
         f"ember vs PyTorch, {meta['date']} — {meta['cpu']}, {meta['cores']} cores, "
-        f"Python {meta['python']}",
+        f"Python {meta['python']}, ember at {meta['commit'] or 'unknown commit'}",
         "",
         f"NumPy {meta['numpy']}; torch {meta['torch']}; BLAS env: {env}. "
         "Times are the best of interleaved repeats (the JSON also has medians); "

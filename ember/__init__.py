@@ -25,9 +25,16 @@ from .ops.indexing import *  # noqa: F401,F403
 from .ops.matmul import *  # noqa: F401,F403
 from .ops.activation import *  # noqa: F401,F403
 from .ops.random import *  # noqa: F401,F403
+from . import random
+from .random import (manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
+                     default_generator, Generator)
 from . import autograd
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                                  is_grad_enabled, is_inference_mode_enabled)
+from . import _numpy_protocol  # noqa: F401  (Tensor.__array__/__array_ufunc__/...)
+from ._tensor_str import set_printoptions, get_printoptions
+from . import overrides, utils, _subclasses  # noqa: F401
+from .utils import _python_dispatch  # noqa: F401
 
 strided = "torch.strided"
 __version__ = "0.1.0"

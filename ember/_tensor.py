@@ -109,16 +109,15 @@ class Tensor:
         return self._data.size * self._dtype.itemsize
 
     def stride(self, dim=None):
-        isz = self._data.itemsize
-        st = tuple(s // isz for s in self._data.strides)
-        if self._backend == "meta":      # no data: report the contiguous layout
-            st = _contiguous_strides(self._data.shape)
-        elif self._data.size <= 1 or 0 in self._data.shape:
-            st = _contiguous_strides(self._data.shape) if not self._data.strides or \
-                not all(s == 0 for s in st) else st
+        a = self._data
+        if a.size == 0:
+            st = _contiguous_strides(a.shape)     # NumPy's strides of empty arrays vary
+        else:
+            isz = a.itemsize
+            st = tuple(s // isz for s in a.strides)
         if dim is None:
             return st
-        return st[_wrap_dim(dim, self._data.ndim, "stride")]
+        return st[_wrap_dim(dim, a.ndim, "stride")]
 
     def storage_offset(self):
         root = self._storage_root_array()
@@ -180,7 +179,6 @@ class Tensor:
     def _bump(self):
         self._storage.version += 1
 
-    @property
     def is_inference(self):
         return getattr(self, "_inference", False)
 
@@ -314,18 +312,8 @@ class Tensor:
 
     # --------------------------------------------------------------- autograd
     def retain_grad(self):
-        if not self._rg:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.grad_fn is None or self._retains_grad:
-            return
-        self._retains_grad = True
-        ref = weakref.ref(self)
-
-        def _retain(g):
-            t = ref()
-            if t is not None:
-                t.grad = g.detach() if t.grad is None else t.grad + g.detach()
-        self.grad_fn._add_tensor_prehook(self._output_nr, _retain)
+        from .autograd.graph import retain_grad
+        retain_grad(self)
 
     @property
     def retains_grad(self):
@@ -461,6 +449,24 @@ def wrap_view(arr, src):
     t._base = src if src._base is None else src._base
     if src._backend != "cpu":
         t._backend, t._device, t._fake = src._backend, src._device, src._fake
+    return t
+
+
+def wrap_meta(shape, dt, like=None, device=None, fake=None):
+    """A tensor with no data: `_data` is a zero-strided view of one zero (no memory).
+
+    `like` (a meta tensor) gives the device and fake flag; a meta device tensor
+    unless told otherwise."""
+    t = _new(Tensor)
+    t._data = np.broadcast_to(np.zeros((), dt.np), tuple(shape))
+    t._dtype = dt
+    t._storage = _Storage(0)
+    t._backend = "meta"
+    if like is not None:
+        t._device, t._fake = like._device, like._fake
+    else:
+        t._device = as_device("meta") if device is None else as_device(device)
+        t._fake = bool(fake)
     return t
 
 

@@ -4,6 +4,8 @@ from .engine import run_backward
 from .graph import Node, AccumulateGrad
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                         is_grad_enabled, is_inference_mode_enabled)
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
+from .function import Function, FunctionCtx, once_differentiable, InplaceFunction
 
 
 def _as_tuple(x):
@@ -16,13 +18,13 @@ def _as_tuple(x):
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
-    """Accumulate d(tensors)/d(leaves) into the leaves' `.grad`."""
+    """Accumulate d(tensors)/d(leaves) into the leaves' `.grad` (or only into `inputs`)."""
     tensors = _as_tuple(tensors)
     grads = _as_tuple(grad_tensors if grad_tensors is not None else grad_variables)
     if grads is None:
         grads = (None,) * len(tensors)
     if len(grads) != len(tensors):
-        raise RuntimeError(f"got {len(grads)} tensors and {len(tensors)} gradients")
+        raise RuntimeError(f"got {len(tensors)} tensors and {len(grads)} gradients")
     inputs = _as_tuple(inputs)
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
@@ -33,7 +35,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
          only_inputs=True, allow_unused=None, is_grads_batched=False,
          materialize_grads=False):
     """Return d(outputs)/d(inputs) without touching any `.grad`."""
-    single = isinstance(inputs, Tensor)
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
@@ -42,6 +43,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                            f"grad_outputs and {len(outputs)} outputs")
     if allow_unused is None:
         allow_unused = materialize_grads
+    elif materialize_grads and not allow_unused:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
     if is_grads_batched:
         return _grad_batched(outputs, inputs, grads, retain_graph, create_graph,
                              allow_unused, materialize_grads)
@@ -56,14 +60,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 def _grad_batched(outputs, inputs, grads, retain_graph, create_graph, allow_unused,
                   materialize_grads):
     """is_grads_batched: the first dim of each grad_output is a batch; one backward each."""
-    import ember
+    from .. import stack
     n = grads[0].shape[0]
     per = [grad(outputs, inputs, tuple(g[b] for g in grads),
                 retain_graph=True if b < n - 1 else retain_graph, create_graph=create_graph,
                 allow_unused=allow_unused, materialize_grads=materialize_grads)
            for b in range(n)]
-    return tuple(None if per[0][k] is None else ember.stack([p[k] for p in per])
+    return tuple(None if per[0][k] is None else stack([p[k] for p in per])
                  for k in range(len(inputs)))
 
 
+from . import graph, function, functional  # noqa: E402,F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402

@@ -2,18 +2,25 @@
 
 Note: `run_backward` serves both `Tensor.backward` (accumulate into leaves, or only
 into `inputs=`) and `autograd.grad` (capture the gradients of `inputs`, touch no
-`.grad`). Only nodes on a path to a wanted edge run. Gradients a vjp returns are
-summed back to the input's shape and cast to its dtype here, as PyTorch's
-validate_outputs does, so op formulas may ignore broadcasting and promotion.
+`.grad`). Only nodes on a path to a wanted edge run. Per node, as in PyTorch's
+engine: tensor pre-hooks (retain_grad's last), capture, node pre-hooks, the
+backward, post-hooks. Gradients a backward returns are summed back to the input's
+shape and cast to its dtype here (PyTorch's validate_outputs), so op formulas may
+ignore broadcasting and promotion.
 """
 import heapq
+import warnings
+
+import numpy as np
 
 from .._dispatch import STATE
-from .._tensor import Tensor
+from .._tensor import Tensor, wrap
 from .graph import AccumulateGrad, gradient_edge, _ANOMALY
 
 
 def _check_root(t, i):
+    if not isinstance(t, Tensor):
+        raise TypeError(f"element {i} of tensors is {type(t).__name__}, not a Tensor")
     if not t._rg:
         raise RuntimeError(f"element {i} of tensors does not require grad and does not have a "
                            "grad_fn")
@@ -24,7 +31,7 @@ def _root_grad(t, g, i, create_graph):
     if g is None:
         if t._data.size != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
-        if not (t._dtype.is_floating_point):
+        if not t._dtype.is_floating_point:
             raise RuntimeError(f"grad can be implicitly created only for real scalar outputs "
                                f"but got {t._dtype}")
         return ones_like(t)
@@ -34,35 +41,43 @@ def _root_grad(t, g, i, create_graph):
     if tuple(g.shape) != tuple(t.shape):
         raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                            f"{g.shape} and output[{i}] has a shape of {t.shape}.")
+    if t._dtype.is_complex != g._dtype.is_complex:
+        raise RuntimeError(f"For complex Tensors, both grad_output and output are required to "
+                           f"have the same dtype. Mismatch in dtype: grad_output[{i}] has a "
+                           f"dtype of {g._dtype} and output[{i}] has a dtype of {t._dtype}.")
     return g if create_graph else g.detach()
+
+
+def _targets(inputs, accumulate):
+    """(node, output_nr) -> indices into inputs; non-leaf backward inputs retain grad."""
+    targets = {}
+    for k, x in enumerate(inputs):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"inputs must be Tensors, but got {type(x).__name__}")
+        if not x._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        if accumulate and x.grad_fn is not None:
+            x.retain_grad()
+        targets.setdefault(gradient_edge(x), []).append(k)
+    return targets
 
 
 def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                  capture=False, allow_unused=False):
     for i, t in enumerate(tensors):
         _check_root(t, i)
-    grads = [_root_grad(t, g, i, create_graph) for i, (t, g) in enumerate(zip(tensors, grad_tensors))]
+    grads = [_root_grad(t, g, i, create_graph)
+             for i, (t, g) in enumerate(zip(tensors, grad_tensors))]
     roots = [gradient_edge(t) for t in tensors]
     if retain_graph is None:
         retain_graph = create_graph
-
-    targets = None
-    if inputs is not None:
-        targets = {}
-        for k, x in enumerate(inputs):
-            if not isinstance(x, Tensor):
-                raise TypeError("inputs must be Tensors")
-            if not x._rg:
-                raise RuntimeError(f"One of the differentiated Tensors does not require grad")
-            node, nr = gradient_edge(x)
-            targets.setdefault((node, nr), []).append(k)
-
-    deps, needed = _dependencies([n for n, _ in roots], targets)
+    targets = None if inputs is None else _targets(inputs, not capture)
+    deps, needed = _dependencies([n for n, _ in roots], targets, not capture)
+    visit = None if targets is None else needed | {n for n, _ in targets}
 
     buffers = {}
     for (node, nr), g in zip(roots, grads):
         _add_to_buffer(buffers, node, nr, g)
-
     captured = [None] * (len(inputs) if inputs is not None else 0)
     handed = set(id(g._storage) for g in grads)
     ready = [(-n._sequence_nr, id(n), n) for n in dict.fromkeys(n for n, _ in roots)
@@ -70,34 +85,34 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     heapq.heapify(ready)
     prev = STATE.grad_enabled
     STATE.grad_enabled = create_graph
+    prev_tf, STATE.tf_disabled = STATE.tf_disabled, True  # vjps see no __torch_function__
     try:
         while ready:
             node = heapq.heappop(ready)[2]
+            if visit is not None and node not in visit:
+                continue
             gin = buffers.pop(node, None) or [None] * node.num_outputs
-            gin = _run_pre_hooks(node, gin)
+            gin = _tensor_pre_hooks(node, gin)
             if targets is not None:
                 for nr, g in enumerate(gin):
-                    ks = targets.get((node, nr))
-                    if ks is not None:
-                        for k in ks:
-                            captured[k] = g
+                    for k in targets.get((node, nr), ()):
+                        captured[k] = g
             if isinstance(node, AccumulateGrad):
-                if not capture and (targets is None or (node, 0) in targets):
+                if not capture:
+                    gin = _node_pre_hooks(node, gin)
                     _accumulate(node.variable, gin[0], create_graph, handed)
+                    _post_hooks(node, [], gin)
                 continue
             if needed is not None and node not in needed:
                 continue
-            if all(g is None for g in gin):
+            gin = _node_pre_hooks(node, gin)
+            if node._skip_undefined and all(g is None for g in gin):
                 outs = [None] * len(node.next_functions)
             else:
-                outs = _apply(node, gin)
+                outs = _apply(node, gin, handed)
                 if not retain_graph:
                     node.release()
-            if node._hooks:
-                for h in node._hooks:
-                    r = h(tuple(outs), tuple(gin))
-                    if r is not None:
-                        outs = list(r)
+            outs = _post_hooks(node, outs, gin)
             for (nxt, nr), g in zip(node.next_functions, outs):
                 if nxt is None:
                     continue
@@ -109,43 +124,58 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     heapq.heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
     finally:
         STATE.grad_enabled = prev
+        STATE.tf_disabled = prev_tf
 
     if capture:
-        for k, (x, g) in enumerate(zip(inputs, captured)):
+        for k, g in enumerate(captured):
             if g is None and not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have "
+                raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have "
                                    "been used in the graph. Set allow_unused=True if this is "
                                    "the desired behavior.")
         return tuple(captured)
     return None
 
 
-def _dependencies(roots, targets):
-    """Count, for each node, the edges that feed it; find the nodes that lead to targets."""
+def _dependencies(roots, targets, run_targets):
+    """Count the edges that feed each node; with targets, find the nodes that must run.
+
+    A node runs if it leads to a target; a target itself runs only when backward
+    accumulates into it (autograd.grad just captures the gradient flowing into it).
+    """
     deps = {}
-    seen = set()
-    order = []
+    seen = set(roots)
     stack = list(roots)
     while stack:
         n = stack.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        order.append(n)
         for nxt, _ in n.next_functions:
             if nxt is not None:
                 deps[nxt] = deps.get(nxt, 0) + 1
                 if nxt not in seen:
+                    seen.add(nxt)
                     stack.append(nxt)
     if targets is None:
         return deps, None
-    target_nodes = {n for n, _ in targets}
-    needed = set()
-    # a node is needed if it is a target or feeds a needed node (iterate to a fixed point
-    # over the reverse topological order given by sequence numbers)
-    for n in sorted(order, key=lambda n: n._sequence_nr):
-        if n in target_nodes or any(nx in needed for nx, _ in n.next_functions if nx is not None):
-            needed.add(n)
+    tnodes = {n for n, _ in targets}
+    needed = set(tnodes) if run_targets else set()
+    # iterative post-order DFS: a node is needed if a successor is needed or a target
+    done = set()
+    for r in roots:
+        stack = [(r, iter(r.next_functions))]
+        while stack:
+            n, it = stack[-1]
+            advanced = False
+            for nxt, _ in it:
+                if nxt is not None and nxt not in done:
+                    stack.append((nxt, iter(nxt.next_functions)))
+                    advanced = True
+                    break
+            if advanced:
+                continue
+            stack.pop()
+            done.add(n)
+            if n not in needed and any(nx in needed or nx in tnodes
+                                       for nx, _ in n.next_functions):
+                needed.add(n)
     return deps, needed
 
 
@@ -157,7 +187,19 @@ def _add_to_buffer(buffers, node, nr, g):
     buf[nr] = g if buf[nr] is None else buf[nr] + g
 
 
-def _run_pre_hooks(node, gin):
+def _tensor_pre_hooks(node, gin):
+    """Hooks registered on tensors (Tensor.register_hook / retain_grad), per output."""
+    if isinstance(node, AccumulateGrad):
+        var = node.variable
+        hooks = var._hooks if var is not None else None
+        if hooks and gin[0] is not None:
+            g = gin[0]
+            for h in list(hooks):
+                r = h(g)
+                if r is not None:
+                    g = r
+            gin = [g]
+        return gin
     if node._pre_hooks:
         gin = list(gin)
         for nr, hooks in node._pre_hooks.items():
@@ -167,29 +209,43 @@ def _run_pre_hooks(node, gin):
                 r = h(gin[nr])
                 if r is not None:
                     gin[nr] = r
+    if node._retain_hooks:
+        for nr, h in list(node._retain_hooks.items()):
+            if gin[nr] is not None:
+                h(gin[nr])
+    return gin
+
+
+def _node_pre_hooks(node, gin):
     if node._node_prehooks:
-        for h in node._node_prehooks:
+        for h in list(node._node_prehooks):
             r = h(tuple(gin))
             if r is not None:
                 gin = list(r)
     return gin
 
 
-def _apply(node, gin):
+def _post_hooks(node, outs, gin):
+    if node._hooks:
+        for h in list(node._hooks):
+            r = h(tuple(outs), tuple(gin))
+            if r is not None:
+                outs = list(r)
+    return outs
+
+
+def _apply(node, gin, handed):
     if _ANOMALY.enabled:
         try:
             outs = node.apply(gin)
         except Exception as e:
             if node._anomaly_trace:
-                import warnings
                 warnings.warn(f"Error detected in {node.name()}. Traceback of forward call "
                               f"that caused the error:\n{node._anomaly_trace}", stacklevel=2)
-                e.add_note(f"Traceback of forward call that caused the error:\n"
-                           f"{node._anomaly_trace}")
             raise
         if _ANOMALY.check_nan:
             for i, g in enumerate(outs):
-                if g is not None and (g.isnan().any().item()):
+                if isinstance(g, Tensor) and np.isnan(g._data).any():
                     raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
                                        f"{i}th output.")
     else:
@@ -198,12 +254,14 @@ def _apply(node, gin):
     if len(outs) != len(node.next_functions):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                            f"(expected {len(node.next_functions)}, got {len(outs)})")
-    meta = getattr(node, "ctx", None)
-    shapes = getattr(meta, "shapes", None)
-    if shapes is not None:
+    meta = node._input_meta
+    if meta is not None:
+        shapes, dtypes = meta
         for i, g in enumerate(outs):
             if g is not None:
-                outs[i] = _validate(node, i, g, shapes[i], meta.dtypes[i])
+                outs[i] = _validate(node, i, g, shapes[i], dtypes[i])
+    if node._user_grads:
+        handed.update(id(g._storage) for g in outs if g is not None)
     return outs
 
 
@@ -234,28 +292,47 @@ def _shape_error(node, i, g, shape):
 
 
 def _accumulate(var, g, create_graph, handed):
-    if g is None:
+    """AccumulateGrad: steal, copy (obeying the leaf's layout) or add into `.grad`."""
+    if g is None or var is None:
         return
-    if var._hooks:
-        for h in var._hooks:
-            r = h(g)
-            if r is not None:
-                g = r
     if g._data.shape != var._data.shape:
         g = g.sum_to_size(var.shape)
     if g._dtype is not var._dtype:
         g = g.to(var._dtype)
     old = var.grad
     if old is None:
-        if not create_graph:
-            sid = id(g._storage)
-            g = g.detach() if sid not in handed else g.detach().clone()
+        if create_graph:
+            var.grad = g.clone()
+        elif id(g._storage) in handed or not _obeys_layout(g, var):
+            var.grad = _copy_like(g, var)
+        else:
+            var.grad = g.detach()
             handed.add(id(g._storage))
-        var.grad = g
-    elif create_graph or STATE.grad_enabled:
+    elif STATE.grad_enabled:
         var.grad = old + g
     else:
         old.add_(g)
     if var._post_acc_hooks:
-        for h in var._post_acc_hooks:
+        for h in list(var._post_acc_hooks):
             h(var)
+
+
+def _dense(a):
+    """Non-overlapping and dense: some permutation of the axes is C-contiguous."""
+    order = sorted(range(a.ndim), key=lambda d: -abs(a.strides[d]))
+    return np.transpose(a, order).flags.c_contiguous
+
+
+def _obeys_layout(g, var):
+    a, b = g._data, var._data
+    if b.flags.c_contiguous or not _dense(b):
+        return a.flags.c_contiguous
+    return a.strides == b.strides
+
+
+def _copy_like(g, var):
+    """A fresh gradient laid out like `var` if it is dense, else contiguous."""
+    b = var._data
+    out = np.empty_like(b) if (not b.flags.c_contiguous and _dense(b)) else np.empty(b.shape, b.dtype)
+    np.copyto(out, g._data)
+    return wrap(out, var._dtype)

@@ -22,7 +22,12 @@ class Node:
     _pre_hooks = None        # output_nr -> [hook(grad) -> grad|None]
     _hooks = None            # [hook(grad_inputs, grad_outputs)]
     _node_prehooks = None    # [hook(grad_outputs)]
+    _retain_hooks = None     # output_nr -> retain_grad hook (runs after the tensor hooks)
     _metadata = None
+    _input_meta = None       # (shapes, dtypes) of the inputs, to validate returned grads
+    _skip_undefined = True   # all incoming grads None -> outputs None, without running
+    _user_grads = False      # grads come from user code: copy before storing in .grad
+    _retain_hooks = None     # output_nr -> retain_grad hook (runs last)
 
     def __init__(self):
         # a C-level counter: bumping a class attribute would flush CPython's type cache
@@ -80,6 +85,25 @@ class Node:
 _SEQ = itertools.count(1)
 
 
+def retain_grad(t):
+    """Keep a non-leaf's gradient in `.grad`; the hook runs after the tensor's other hooks."""
+    if not t._rg:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if t.grad_fn is None or t._retains_grad:
+        return
+    t._retains_grad = True
+    ref = weakref.ref(t)
+
+    def _retain(g):
+        v = ref()
+        if v is not None:
+            v.grad = g.clone() if v.grad is None else v.grad + g
+    fn = t.grad_fn
+    if fn._retain_hooks is None:
+        fn._retain_hooks = {}
+    fn._retain_hooks[t._output_nr] = _retain
+
+
 class _RemovableHandleList:
     def __init__(self, lst, fn):
         self.lst, self.fn = lst, fn
@@ -108,6 +132,8 @@ class SavedTensor:
     __slots__ = ("t", "version", "is_output")
 
     def __init__(self, t, is_output=False):
+        if t._inference:
+            raise RuntimeError(_INFERENCE_SAVED)
         self.t = t
         self.version = t._storage.version
         self.is_output = is_output
@@ -115,18 +141,55 @@ class SavedTensor:
     def unpack(self, node, output_nr=0):
         t = self.t
         if t._storage.version != self.version:
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by "
-                f"an inplace operation: [{_type_str(t)} {list(t.shape)}], which is output "
-                f"{output_nr} of {node.name()}, is at version {t._storage.version}; "
-                f"expected version {self.version} instead. Hint: enable anomaly detection to "
-                "find the operation that failed to compute its gradient, with "
-                "torch.autograd.set_detect_anomaly(True).")
+            raise RuntimeError(_modified_msg(t, self.version, node if self.is_output else
+                                             t.grad_fn, output_nr if self.is_output else
+                                             t._output_nr))
         if self.is_output:
             o = _alias(t, t._data)
             o.grad_fn, o._output_nr, o._rg = node, output_nr, True
             return o
         return t
+
+
+class _FreedSaved(SavedTensor):
+    """Stands in for a saved tensor after backward released it."""
+    __slots__ = ()
+
+    def __init__(self):
+        pass
+
+    def unpack(self, node, output_nr=0):
+        raise RuntimeError(_FREED)
+
+
+FREED = _FreedSaved()
+
+_INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead "
+    "of `torch.inference_mode()`.")
+
+Tensor._inference = False     # set on tensors made under inference_mode
+
+
+def _modified_msg(t, version, fn, output_nr):
+    which = f", which is output {output_nr} of {forward_name(fn)}," if fn is not None else ""
+    hint = ("Hint: the backtrace further above shows the operation that failed to compute its "
+            "gradient. The variable in question was changed in there or anywhere later. Good "
+            "luck!" if _ANOMALY.enabled else
+            "Hint: enable anomaly detection to find the operation that failed to compute its "
+            "gradient, with torch.autograd.set_detect_anomaly(True).")
+    return ("one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [{_type_str(t)} {list(t.shape)}]{which} is at version "
+            f"{t._storage.version}; expected version {version} instead. {hint}")
+
+
+def forward_name(node):
+    """'MulBackward0' -> 'Mul': how torch names a node in in-place error messages."""
+    n = node.name().rsplit("::", 1)[-1]
+    i = n.rfind("Backward")
+    return n[:i] if i > 0 else n
 
 
 def _type_str(t):
@@ -164,6 +227,14 @@ class OpCtx:
         return self._out.unpack(self.node)
 
 
+def _release(saved):
+    if isinstance(saved, SavedTensor):
+        return FREED
+    if isinstance(saved, list):
+        return [FREED if isinstance(x, SavedTensor) else x for x in saved]
+    return saved
+
+
 class OpNode(Node):
     """Backward of a registry op: calls op.vjp(ctx, *grads)."""
 
@@ -178,8 +249,6 @@ class OpNode(Node):
 
     def apply(self, grads):
         ctx = self.ctx
-        if ctx._args is None:
-            raise RuntimeError(_FREED)
         if any(g is None for g in grads):
             grads = [g if g is not None else _materialize(self, i) for i, g in enumerate(grads)]
         ctx.node = self          # set only while the vjp runs: no node<->ctx cycle
@@ -191,13 +260,26 @@ class OpNode(Node):
             res = (res,)
         return _flatten_grads(res, ctx.needs_input_grad)
 
+    @property
+    def _input_meta(self):
+        return self.ctx.shapes, self.ctx.dtypes
+
     def release(self):
-        self.ctx._args = None
-        self.ctx._out = None
+        """Free the saved tensors (not the other arguments): a node that saved none can
+        run again, as in torch."""
+        ctx = self.ctx
+        if ctx._args is not None:
+            ctx._args = [_release(a) for a in ctx._args]
+        out = ctx._out
+        if out.__class__ is tuple:
+            ctx._out = tuple(_release(o) for o in out)
+        elif out is not None:
+            ctx._out = FREED
 
     @property
     def _saved_tensors(self):
-        return tuple(a.t for a in (self.ctx._args or ()) if isinstance(a, SavedTensor))
+        return tuple(a.t for a in (self.ctx._args or ()) if isinstance(a, SavedTensor)
+                     and a is not FREED)
 
 
 def _flatten_grads(res, needs):
@@ -212,6 +294,14 @@ def _flatten_grads(res, needs):
 
 
 _NAMES = {}
+_NODE_CLASSES = {}
+
+
+def _node_class(opname):
+    """One OpNode subclass per op, named like torch's (type(y.grad_fn).__name__)."""
+    name = _node_name(opname)
+    cls = _NODE_CLASSES[opname] = type(name, (OpNode,), {})
+    return cls
 
 
 def _node_name(opname):
@@ -245,9 +335,15 @@ class AccumulateGrad(Node):
         return []
 
 
+Tensor._view_version = None   # storage version when a view's grad_fn was made
+
+
 def gradient_edge(t):
     fn = t.grad_fn
     if fn is not None:
+        if t._base is not None and t._view_version != t._storage.version:
+            from ..ops.copy import regenerate_view
+            fn = regenerate_view(t)
         return (fn, t._output_nr)
     acc = t._accum
     if acc is None:
@@ -288,7 +384,10 @@ def record(op, args, out):
     multi = out.__class__ is tuple
     outs = out if multi else (out,)
     ctx = OpCtx()
-    node = OpNode(op, ctx, len(outs))
+    cls = _NODE_CLASSES.get(op.name)
+    if cls is None:
+        cls = _node_class(op.name)
+    node = cls(op, ctx, len(outs))
     node.next_functions = tuple(edges)
     ctx.node = None
     ctx._args = saved
@@ -310,6 +409,8 @@ def record(op, args, out):
         o.grad_fn = node
         o._output_nr = i
         o._rg = True
+        if o._base is not None:
+            o._view_version = o._storage.version
     node.out_meta = meta
     return node
 

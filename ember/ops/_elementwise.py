@@ -6,6 +6,8 @@ that an in-place result can be cast back to `self`. `PointwiseOp.run_kernel` doe
 the same before calling the NumPy kernel, so kernels are one-line ufunc calls on
 arrays that already have the compute dtype.
 """
+import builtins
+
 import numpy as np
 
 from .. import _dtype as D
@@ -95,7 +97,13 @@ class PointwiseOp(OpDef):
             res = a._dtype
             comp = D.compute_dtype(res)
         else:
-            res, comp = result_and_compute(operands, self.promotion)
+            try:
+                res, comp = result_and_compute(operands, self.promotion)
+            except TypeError:
+                if not builtins.any(isinstance(o, np.ndarray) for o in operands):
+                    raise
+                from .._numpy_protocol import to_ember   # t + ndarray: the array is a tensor
+                return self.run_kernel(tuple(map(to_ember, operands)) + tuple(args[ar:]))
         for o in operands:
             if isinstance(o, Tensor) and o._backend != "cpu":
                 from ._registry import _backend_kernel
@@ -221,7 +229,10 @@ def fast_binary(op, ufunc, extra=(), result=None):
             d = a._dtype
             if d is b._dtype and d in fast and not state.modes and \
                     a._backend == "cpu" and b._backend == "cpu":
-                out = ufunc(a._data, b._data)
+                try:
+                    out = ufunc(a._data, b._data)
+                except ValueError:          # bad broadcast: dispatch raises PyTorch's error
+                    return dispatch(op, (a, b) + extra)
                 if out.__class__ is not _ndarray:
                     out = np.asarray(out)
                 t = new(Tensor)

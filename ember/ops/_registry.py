@@ -16,16 +16,23 @@ import numpy as np
 
 from .. import _dtype as D
 from .._dispatch import STATE
-from .._tensor import Tensor, wrap, wrap_view
+from .._tensor import Tensor, wrap, wrap_view, wrap_meta
 
 REGISTRY = {}
+
+
+class OpName(str):
+    """An op's name: a str, and callable like PyTorch's `OpOverload.name()`."""
+
+    def __call__(self):
+        return "aten::" + self
 
 
 class OpDef:
     def __init__(self, name, kernel=None, *, meta=None, vjp=None, decomp=None, tags=(),
                  amp_policy="none", save=None, save_out=False, check=False, view=False,
                  nondiff_outputs=(), differentiable=True):
-        self.name = name
+        self.name = OpName(name)
         self.kernels = {}
         if kernel is not None:
             self.kernels["cpu"] = kernel
@@ -53,6 +60,15 @@ class OpDef:
 
     def overload_name(self):
         return self.name
+
+    # PyTorch's OpOverload surface, for dispatch modes written against it
+    @property
+    def __name__(self):
+        return str(self.name)
+
+    @property
+    def overloadpacket(self):
+        return self
 
     # -- eager execution ----------------------------------------------------
     def _execute(self, args):
@@ -133,6 +149,64 @@ def _backend_kernel(op, backend, args):
 
 
 BACKENDS = {}     # backend name -> fallback runner(op, args), e.g. 'meta'
+
+
+def run_meta(op, args, like=None):
+    """Run `op` without data: outputs are meta tensors of the right shape and dtype.
+
+    Note: uses `op.meta` when it returns `(shape, dtype)` (or a tuple of them).
+    Otherwise (and always for view ops) it runs the cpu kernel on zero-filled
+    stand-ins: a meta tensor's `_data` is a zero-strided `broadcast_to` of one zero,
+    so inputs cost no memory and views of them stay zero-strided; a non-view
+    kernel's outputs are allocated while it runs and then dropped for zero-strided
+    arrays. Ops whose output shape depends on the data (tag
+    `dynamic_output_shape`) raise, since zeros would give a silently wrong shape.
+    `like` (a meta tensor) gives the outputs' device and fake flag when no input has.
+    """
+    tensors = tensor_args(args)
+    for t in tensors:
+        if t._backend == "meta":
+            like = t
+            break
+    if "dynamic_output_shape" in op.tags:
+        raise RuntimeError(f"{op.name}: the output shape depends on the data, which meta and "
+                           "fake tensors do not have")
+    if not op.view and op.meta is not None:
+        outs = _meta_outputs(op.meta(*args))
+        if outs is not None:
+            res = tuple(wrap_meta(s, d, like) for s, d in outs)
+            return res[0] if len(res) == 1 and not isinstance(outs, list) else res
+    uargs = [a._data if isinstance(a, Tensor) else
+             [x._data if isinstance(x, Tensor) else x for x in a]
+             if isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor) else a
+             for a in args]
+    with np.errstate(all="ignore"):
+        res = op.kernels["cpu"](*uargs)
+    if op.view:
+        return op.wrap_outputs(res, tensors[0])
+    if isinstance(res, (tuple, list)):
+        return tuple(wrap_meta(r.shape, D._FROM_NP[r.dtype], like) for r in res)
+    res = np.asarray(res)
+    return wrap_meta(res.shape, D._FROM_NP[res.dtype], like)
+
+
+def _meta_outputs(m):
+    """[(shape, dtype)] from a meta function's result (a tuple for multi-output
+    ops), or None when it returned nothing usable."""
+    if _is_shape_dtype(m):
+        return ((tuple(m[0]), m[1]),)
+    if isinstance(m, (tuple, list)) and m and all(_is_shape_dtype(x) for x in m):
+        return [(tuple(s), d) for s, d in m]
+    return None
+
+
+def _is_shape_dtype(m):
+    return (isinstance(m, (tuple, list)) and len(m) == 2 and isinstance(m[1], D.dtype)
+            and isinstance(m[0], (tuple, list))
+            and all(isinstance(s, (int, np.integer)) for s in m[0]))
+
+
+BACKENDS["meta"] = run_meta
 
 
 def register(name, kernel=None, **kw):

@@ -161,6 +161,12 @@ CLAMP = pointwise("clamp", _clamp_kernel, 3, DEFAULT, vjp=_clamp_vjp, allowed={0
 def _clamp_args(input, min, max):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    bounds = [b for b in (min, max) if b is not None]
+    if len(bounds) == 2 and isinstance(min, Tensor) != isinstance(max, Tensor):
+        kinds = ", ".join("Tensor" if isinstance(b, Tensor) else type(b).__name__
+                          for b in (input, min, max))
+        raise TypeError(f"clamp() received an invalid combination of arguments - got ({kinds}), "
+                        "but expected min and max to be both Tensors or both Numbers")
     if isinstance(input, Tensor) and input._dtype._kind == 3:
         raise NotImplementedError("clamp is not supported for complex types")
     return (input, min, max)

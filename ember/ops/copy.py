@@ -69,9 +69,14 @@ class CopyOp(OpDef):
         if not isinstance(src, Tensor):
             from .creation import tensor
             src = tensor(src, dtype=self_._dtype)
+        if self_._inference and not STATE.inference:
+            raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
+                               "allowed.You can make a clone to get a normal tensor before doing "
+                               "inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
+                               "more details.")
         grad_mode = STATE.grad_enabled
         if grad_mode:
-            _check_inplace_allowed(self_)
+            check_inplace_allowed(self_)
         if self_._backend == "cpu":
             try:
                 np.copyto(self_._data, np.broadcast_to(_to_np(src, self_), self_._data.shape),
@@ -81,7 +86,7 @@ class CopyOp(OpDef):
                                    f"broadcastable to self {list(self_.shape)}") from None
         self_._storage.version += 1
         if grad_mode and (src._rg or self_._rg):
-            _rebase(self_, src)
+            rebase_history(self_, src)
         return self_
 
 
@@ -92,23 +97,42 @@ def _to_np(src, dst):
     return a
 
 
-def _check_inplace_allowed(t):
+Tensor._custom_fn_view = False    # output of a custom Function that aliases an input
+
+
+def check_inplace_allowed(t, dirty=False):
+    """PyTorch's check_inplace: leaves, views of leaves, multi-output and custom-Function views."""
     if t._rg and t.grad_fn is None and t._base is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
-    if t._base is not None and t._base._rg and t._base.grad_fn is None and t._rg:
+        raise RuntimeError("a leaf Variable that requires grad " +
+                           ("has been used" if dirty else "is being used") +
+                           " in an in-place operation.")
+    base = t._base
+    if base is not None and base._rg and base.grad_fn is None and t._rg:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
     if t._multi_view and t._rg:
-        fn = t.grad_fn.name() if t.grad_fn is not None else "a view function"
         raise RuntimeError(
-            f"Output {t._output_nr} of {fn} is a view and is being modified inplace. This "
-            "view is the output of a function that returns multiple views. Such functions do "
-            "not allow the output views to be modified inplace. You should replace the "
+            f"Output {t._output_nr} of {_fn_name(t)} is a view and is being modified inplace. "
+            "This view is the output of a function that returns multiple views. Such functions "
+            "do not allow the output views to be modified inplace. You should replace the "
             "inplace operation by an out-of-place one.")
+    if t._custom_fn_view and t._rg:
+        raise RuntimeError(
+            f"Output {t._output_nr} of {_fn_name(t)} is a view and is being modified inplace. "
+            "This view was created inside a custom Function (or because an input was returned "
+            "as-is) and the autograd logic to handle view+inplace would override the custom "
+            "backward associated with the custom Function, leading to incorrect gradients. "
+            "This behavior is forbidden. You can fix this by cloning the output of the custom "
+            "Function.")
 
 
-def _rebase(self_, src):
+def _fn_name(t):
+    from ..autograd.graph import forward_name
+    return forward_name(t.grad_fn) if t.grad_fn is not None else "a view function"
+
+
+def rebase_history(self_, src):
+    """self_ now holds src's values: give it src's history (CopySlices for views)."""
     from ..autograd.graph import gradient_edge
     base = self_._base
     if base is None:
@@ -122,24 +146,65 @@ def _rebase(self_, src):
         self_._rg = True
         return
     geom = _geometry(self_, base)
-    node = CopySlices(base, geom, src)
+    node = CopySlices(geom)
     old = gradient_edge(base) if base._rg else (None, 0)
     node.next_functions = (old, gradient_edge(src) if src._rg else (None, 0))
     base.grad_fn, base._output_nr, base._rg = node, 0, True
+    self_._view_version = self_._storage.version
     view = _ViewOfBase(base, geom)
     view.next_functions = ((node, 0),)
     self_.grad_fn, self_._output_nr, self_._rg = view, 0, True
 
 
+def regenerate_view(t):
+    """t's base got new history since t's grad_fn was made: view the base's new history."""
+    from ..autograd.graph import gradient_edge
+    base = t._base
+    node = _ViewOfBase(base, _geometry(t, base))
+    node.next_functions = (gradient_edge(base),)
+    t.grad_fn, t._output_nr = node, 0
+    t._view_version = t._storage.version
+    return node
+
+
 def _geometry(view, base):
+    """(size, stride, offset) of `view` in the memory order of its dense base, and the
+    axis permutation that puts the base in that order."""
     b = base._data
-    if not (b.flags.c_contiguous or b.size <= 1):
-        raise NotImplementedError(
-            "in-place on a view whose base is not contiguous under autograd is not supported "
-            f"(base shape {list(base.shape)}, strides {base.stride()})")
     isz = b.itemsize
+    perm = tuple(sorted(range(b.ndim), key=lambda d: -b.strides[d]))
+    if not (b.flags.c_contiguous or b.size <= 1 or
+            np.transpose(b, perm).flags.c_contiguous):
+        raise NotImplementedError(
+            "in-place on a view of a base that is not dense (has gaps or overlaps) is not "
+            f"supported under autograd (base shape {list(base.shape)}, strides {base.stride()})")
+    if b.flags.c_contiguous or b.size <= 1 or perm == tuple(range(b.ndim)):
+        perm = None
     off = (view.data_ptr() - base.data_ptr()) // isz
-    return (tuple(view._data.shape), tuple(s // isz for s in view._data.strides), off)
+    return (tuple(view._data.shape), tuple(s // isz for s in view._data.strides), off, perm)
+
+
+def _in_memory_order(g, perm):
+    return (g if perm is None else g.permute(perm)).contiguous()
+
+
+def _from_memory_order(g, perm):
+    if perm is None:
+        return g
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return g.permute(inv)
+
+
+def _region(gc, size, stride, off):
+    from .shape import as_strided
+    return as_strided(gc, size, stride, off + gc.storage_offset())
+
+
+def _zeros(shape, dtype):
+    from .creation import zeros
+    return zeros(shape, dtype=dtype)
 
 
 from ..autograd.graph import Node  # noqa: E402  (graph imports Tensor only)
@@ -148,36 +213,37 @@ from ..autograd.graph import Node  # noqa: E402  (graph imports Tensor only)
 class _CopyBackwards(Node):
     def __init__(self, src):
         super().__init__()
-        self.src_meta = (src._data.shape, src._dtype)
 
     def name(self):
-        return "CopyBackwards"
+        return "torch::autograd::CopyBackwards"
 
     def apply(self, grads):
-        g = grads[0]
-        return [None, g]
+        return [None, grads[0]]
 
 
 class CopySlices(Node):
-    def __init__(self, base, geom, src):
+    """Base history after writing src into a view of it: the view's region of the grad
+    goes to src, the rest to the base's old history."""
+
+    def __init__(self, geom):
         super().__init__()
-        self.base_meta = (base._data.shape, base._dtype)
         self.geom = geom
 
     def name(self):
-        return "CopySlices"
+        return "torch::autograd::CopySlices"
 
     def apply(self, grads):
-        from .shape import as_strided, as_strided_scatter
-        g = grads[0]
-        size, stride, off = self.geom
-        g_src = as_strided(g.contiguous(), size, stride, off)
-        from .creation import zeros
-        g_old = as_strided_scatter(g.contiguous(), zeros(size, dtype=g.dtype), size, stride, off)
-        return [g_old, g_src]
+        from .shape import as_strided_scatter
+        size, stride, off, perm = self.geom
+        gc = _in_memory_order(grads[0], perm)
+        g_src = _region(gc, size, stride, off)
+        g_old = as_strided_scatter(gc, _zeros(size, gc.dtype), size, stride, off)
+        return [_from_memory_order(g_old, perm), g_src]
 
 
 class _ViewOfBase(Node):
+    """The regenerated history of a view: the view's region of its base."""
+
     def __init__(self, base, geom):
         super().__init__()
         self.base_meta = (base._data.shape, base._dtype)
@@ -188,10 +254,12 @@ class _ViewOfBase(Node):
 
     def apply(self, grads):
         from .shape import as_strided_scatter
-        from .creation import zeros
-        shape, dtype = self.base_meta
-        size, stride, off = self.geom
-        return [as_strided_scatter(zeros(shape, dtype=grads[0].dtype), grads[0], size, stride, off)]
+        shape, _ = self.base_meta
+        size, stride, off, perm = self.geom
+        mem_shape = shape if perm is None else tuple(shape[p] for p in perm)
+        g = grads[0]
+        full = as_strided_scatter(_zeros(mem_shape, g.dtype), g, size, stride, off)
+        return [_from_memory_order(full, perm)]
 
 
 COPY_ = CopyOp("copy_", None, tags=("inplace",))

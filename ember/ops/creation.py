@@ -1,11 +1,17 @@
 """Tensor creation: tensor/as_tensor/from_numpy, full/zeros/ones/empty, ranges, eye.
 
-Note: factories with no tensor inputs are registry ops too (`full`, `arange`,
-`linspace`, `eye`), so recording modes see them; converting Python data
-(`tensor`) is not an op, it is a constant.
+Note: factories with no tensor inputs are registry ops too (`full`, `empty`,
+`arange`, `linspace`, `logspace`, `eye`), so recording modes see them; converting
+Python data (`tensor`) is not an op, it is a constant. Python numbers become
+dtypes by PyTorch's rules: a sequence's dtype is `promote_types` over its items
+(bool, int -> int64, float -> default dtype, complex -> default complex, NumPy
+scalars/arrays and tensors -> their own dtype), and a value that does not fit an
+integer dtype raises instead of wrapping (negative values may wrap into unsigned
+types, as in PyTorch).
 """
-import builtins
 import math
+import operator
+import warnings
 
 import numpy as np
 
@@ -15,24 +21,47 @@ from .._dispatch import dispatch
 from .._tensor import Tensor, wrap, Size
 from ._registry import register
 
-_FREE = {}  # placeholder for readability of factories below
+__all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full",
+           "zeros_like", "ones_like", "empty_like", "full_like", "arange", "linspace",
+           "logspace", "eye", "scalar_tensor"]
+
+# C++ type names PyTorch prints in scalar-conversion errors
+_C_NAMES = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t",
+            "int32": "int", "int64": "int64_t", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+_KIND_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+               "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+               "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+               "complex128": "ComplexDouble"}
 
 
-def _size(size):
+def _size(size, opname="size"):
+    """A shape tuple from ints, one sequence of ints, or a torch.Size."""
     if len(size) == 1 and isinstance(size[0], (list, tuple, Size)):
         size = tuple(size[0])
     out = []
     for s in size:
-        if isinstance(s, Tensor):
-            s = int(s)
-        if not isinstance(s, (int, np.integer)) or isinstance(s, builtins.bool):
-            raise TypeError(f"expected a sequence of integers as size, but got "
-                            f"{type(s).__name__}")
+        if isinstance(s, bool) or not hasattr(s, "__index__"):
+            raise TypeError(f"{opname}(): argument 'size' must be tuple of ints, but found "
+                            f"element of type {type(s).__name__}")
+        try:
+            s = operator.index(s)
+        except TypeError:
+            raise TypeError(f"{opname}(): argument 'size' must be tuple of ints, but found "
+                            f"element of type {type(s).__name__}") from None
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
-                               f"{list(size)}")
-        out.append(int(s))
+                               f"{[int(x) for x in size]}")
+        out.append(s)
     return tuple(out)
+
+
+def _check_dtype(dtype, opname):
+    if dtype is not None and not isinstance(dtype, D.dtype):
+        raise TypeError(f"{opname}(): argument 'dtype' must be torch.dtype, not "
+                        f"{type(dtype).__name__}")
+    return dtype
 
 
 def _finish(t, requires_grad, device):
@@ -43,56 +72,123 @@ def _finish(t, requires_grad, device):
     return t
 
 
-def _fill_dtype(fill_value, dtype):
-    if dtype is not None:
-        return dtype
+def _out_dtype(dtype, out, default, opname):
+    """The dtype a factory produces: dtype=, else out='s, else the default."""
+    dtype = _check_dtype(dtype, opname)
+    if out is None:
+        return dtype or default
+    if dtype is not None and dtype is not out.dtype:
+        raise RuntimeError(f"dtype {_KIND_NAMES[dtype.name]} does not match dtype of out "
+                           f"parameter ({_KIND_NAMES[out.dtype.name]})")
+    return out.dtype
+
+
+def _result(t, out, opname, requires_grad, device):
+    if out is not None:
+        from ._elementwise import write_out
+        return write_out(out, t, opname)
+    return _finish(t, requires_grad, device)
+
+
+def _scalar(v, dtype, opname):
+    """v (a Python/NumPy number) checked to fit dtype, as PyTorch's Scalar conversion."""
+    if isinstance(v, Tensor):
+        v = v.item()
+    if not isinstance(v, (bool, int, float, complex, np.number, np.bool_)):
+        raise TypeError(f"{opname}(): argument 'fill_value' (position 2) must be Number, "
+                        f"not {type(v).__name__}")
+    bad = RuntimeError(f"value cannot be converted to type {_C_NAMES[dtype.name]} without "
+                       "overflow")
+    if isinstance(v, (complex, np.complexfloating)):
+        if dtype._kind < 3:
+            if v.imag != 0:
+                raise bad
+            v = v.real
+        else:
+            return v
+    if dtype is D.bool:
+        return bool(v)
+    if dtype._kind == 1:
+        info = np.iinfo(dtype.np)
+        if isinstance(v, (float, np.floating)) and not math.isfinite(v):
+            raise bad
+        lo = -info.max if info.min == 0 and not isinstance(v, (float, np.floating)) \
+            else info.min
+        if not lo <= v <= info.max:
+            raise bad
+        return int(v) % (1 << info.bits) if v < 0 and info.min == 0 else int(v)
+    if math.isfinite(v) and abs(v) > D.finfo(dtype).max:
+        raise bad
+    return v
+
+
+# ------------------------------------------------------------ full / zeros / ones / empty
+
+FULL = register("full", lambda size, fill_value, dtype: np.full(size, fill_value, dtype.np),
+                tags=("factory",), meta=lambda size, fill_value, dtype: (size, dtype))
+EMPTY = register("empty", lambda size, dtype: np.empty(size, dtype.np), tags=("factory",),
+                 meta=lambda size, dtype: (size, dtype))
+
+
+def _factory(op, args, device):
+    """Run a factory op; on the 'meta' device only its meta function runs (no data)."""
+    if device is not None and device != "cpu" and check_supported(device).type == "meta":
+        from ._registry import run_meta
+        return run_meta(op, args)
+    return dispatch(op, args)
+
+
+def _fill_dtype(fill_value):
     if isinstance(fill_value, Tensor):
         return fill_value.dtype
+    if not isinstance(fill_value, (bool, int, float, complex, np.number, np.bool_)):
+        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not "
+                        f"{type(fill_value).__name__}")
     return D.scalar_dtype(fill_value)
 
 
-FULL = register("full", lambda size, fill_value, dtype: np.full(size, fill_value, dtype.np),
-                tags=("factory",))
-EMPTY = register("empty", lambda size, dtype: np.empty(size, dtype.np), tags=("factory",))
-
-
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False, pin_memory=False):
-    size = _size((size,) if isinstance(size, int) else (size,))
-    if isinstance(fill_value, Tensor):
-        fill_value = fill_value.item()
-    dtype = _fill_dtype(fill_value, dtype)
-    t = dispatch(FULL, (size, fill_value, dtype))
-    return _finish(t, requires_grad, device)
+         requires_grad=False, pin_memory=False, names=None):
+    if not isinstance(size, (list, tuple, Size)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    size = _size((size,), "full")
+    dtype = _out_dtype(dtype, out, None, "full") or _fill_dtype(fill_value)
+    t = _factory(FULL, (size, _scalar(fill_value, dtype, "full"), dtype), device)
+    return _result(t, out, "full", requires_grad, device)
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False, memory_format=None):
-    dtype = dtype or D.get_default_dtype()
-    t = dispatch(FULL, (_size(size), 0, dtype))
-    return _finish(t, requires_grad, device)
+def _filled(value, opname):
+    def fn(*args, size=None, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False, pin_memory=False, memory_format=None, names=None):
+        if size is not None:
+            if args:
+                raise TypeError(f"{opname}() got multiple values for argument 'size'")
+            args = (size,)
+        if not args:
+            raise TypeError(f'{opname}() missing 1 required positional arguments: "size"')
+        shape = _size(args, opname)
+        dt = _out_dtype(dtype, out, D.get_default_dtype(), opname)
+        t = _factory(EMPTY, (shape, dt), device) if value is None else \
+            _factory(FULL, (shape, value, dt), device)
+        return _result(t, out, opname, requires_grad, device)
+    fn.__name__ = fn.__qualname__ = opname
+    return fn
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-         pin_memory=False, memory_format=None):
-    dtype = dtype or D.get_default_dtype()
-    t = dispatch(FULL, (_size(size), 1, dtype))
-    return _finish(t, requires_grad, device)
-
-
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False, memory_format=None):
-    dtype = dtype or D.get_default_dtype()
-    t = dispatch(EMPTY, (_size(size), dtype))
-    return _finish(t, requires_grad, device)
+zeros = _filled(0, "zeros")
+ones = _filled(1, "ones")
+empty = _filled(None, "empty")
 
 
 def _like(fn):
     def like(input, *args, dtype=None, layout=None, device=None, requires_grad=False,
-             memory_format=None, **kw):
-        return fn(input.shape, *args, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                  device=device)
-    like.__name__ = fn.__name__ + "_like"
+             memory_format=None, pin_memory=False):
+        if device is None and input.is_meta:
+            device = input.device
+        return fn(tuple(input.shape), *args, dtype=dtype or input.dtype,
+                  requires_grad=requires_grad, device=device)
+    like.__name__ = like.__qualname__ = fn.__name__ + "_like"
     return like
 
 
@@ -102,36 +198,72 @@ empty_like = _like(empty)
 full_like = _like(full)
 
 
-def _range_dtype(vals, dtype):
-    if dtype is not None:
-        return dtype
-    if builtins.any(isinstance(v, float) or (isinstance(v, Tensor) and v.is_floating_point())
-                    for v in vals):
-        return D.get_default_dtype()
-    return D.int64
+# ----------------------------------------------------------------------- ranges
+
+def _number(v, opname):
+    """A Python number from a number, NumPy scalar or one-element tensor."""
+    if isinstance(v, Tensor):
+        return v.item()
+    if isinstance(v, np.generic):
+        return v.item()
+    if not isinstance(v, (bool, int, float, complex)):
+        raise TypeError(f"{opname}(): argument must be Number, not {type(v).__name__}")
+    return v
 
 
-def _arange_kernel(start, end, step, dtype):
-    n = math.ceil((end - start) / step)
-    return (start + np.arange(max(n, 0), dtype=np.float64 if dtype._kind >= 2 else np.int64)
-            * step).astype(dtype.np)
+def _arange_kernel(start, step, n, dtype):
+    if dtype._kind == 1:
+        return (np.int64(start) + np.arange(n, dtype=np.int64) * np.int64(step)).astype(dtype.np)
+    return (start + np.arange(n, dtype=np.float64) * step).astype(dtype.np)
 
 
 ARANGE = register("arange", _arange_kernel, tags=("factory",))
+
+
+def _fmt(v):
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _arange_length(start, end, step, dtype):
+    """PyTorch's length rule: ceil((end - start) / step) in double; for int64, the
+    truncating (end - start + step - sign(step)) / step on the truncated ints."""
+    if dtype is D.int64:
+        xstart, xend, xstep = int(start), int(end), int(step)
+        if xstep == 0:
+            raise ValueError("step must be nonzero")
+        sgn = (xstep > 0) - (xstep < 0)
+        num = xend - xstart + xstep - sgn          # C++ integer division truncates
+        return abs(num) // abs(xstep) * (1 if (num >= 0) == (xstep > 0) else -1), xstart, xstep
+    n = math.ceil((end - start) / step)
+    if dtype._kind == 1:
+        return n, int(start), int(step)
+    return n, start, step
 
 
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False, pin_memory=False):
     if end is None:
         start, end = 0, start
-    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
-    dtype = _range_dtype((start, end, step), dtype)
+    start, end, step = (_number(v, "arange") for v in (start, end, step))
+    if any(isinstance(v, complex) for v in (start, end, step)):
+        raise RuntimeError("value cannot be converted to type double without overflow")
+    inferred = D.get_default_dtype() if any(isinstance(v, float) for v in (start, end, step)) \
+        else D.int64
+    dtype = _out_dtype(dtype, out, inferred, "arange")
+    if dtype is D.bool or dtype.is_complex:
+        raise NotImplementedError(f'"arange_cpu" not implemented for '
+                                  f"'{_KIND_NAMES[dtype.name]}'")
     if step == 0:
-        raise RuntimeError("arange(): step must be nonzero")
-    if (end - start) / step < 0:
-        raise RuntimeError("arange(): upper bound and larger bound inconsistent with step sign")
-    t = dispatch(ARANGE, (start, end, step, dtype))
-    return _finish(t, requires_grad, device)
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {_fmt(start)} -> {_fmt(end)}")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    n, xstart, xstep = _arange_length(start, end, step, dtype)
+    if n > np.iinfo(np.int64).max:
+        raise RuntimeError("invalid size, possible overflow?")
+    t = dispatch(ARANGE, (xstart, xstep, max(n, 0), dtype))
+    return _result(t, out, "arange", requires_grad, device)
 
 
 def _linspace_kernel(start, end, steps, dtype):
@@ -141,119 +273,246 @@ def _linspace_kernel(start, end, steps, dtype):
     return np.linspace(start, end, steps, dtype=cd).astype(dtype.np)
 
 
+def _logspace_kernel(start, end, steps, base, dtype):
+    exps = np.linspace(start, end, steps, dtype=np.complex128 if dtype.is_complex else np.float64)
+    return np.power(float(base), exps).astype(dtype.np)
+
+
 LINSPACE = register("linspace", _linspace_kernel, tags=("factory",))
+LOGSPACE = register("logspace", _logspace_kernel, tags=("factory",))
+
+
+def _space_args(opname, start, end, steps, dtype, out):
+    """Checks shared by linspace/logspace; returns (start, end, steps, dtype)."""
+    for name, v in (("start", start), ("end", end)):
+        if isinstance(v, Tensor) and v.dim() != 0:
+            raise RuntimeError(f"{opname} only supports 0-dimensional start and end tensors, "
+                               f"but got {name} with {v.dim()} dimension(s).")
+    start, end = _number(start, opname), _number(end, opname)
+    if isinstance(steps, bool) or not hasattr(steps, "__index__"):
+        raise TypeError(f"{opname}(): argument 'steps' (position 3) must be int, not "
+                        f"{type(steps).__name__}")
+    steps = operator.index(steps)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    is_complex = any(isinstance(v, complex) for v in (start, end))
+    inferred = D.default_complex() if is_complex else D.get_default_dtype()
+    dtype = _out_dtype(dtype, out, inferred, opname)
+    if is_complex and not dtype.is_complex:
+        raise RuntimeError(f"torch.{opname}(): inferred dtype {_C_NAMES[inferred.name]} can't "
+                           f"be safely cast to passed dtype {_KIND_NAMES[dtype.name]}")
+    if dtype is D.bool:
+        raise NotImplementedError(f'"{opname}_cpu" not implemented for \'Bool\'')
+    if dtype._kind == 1:
+        for v in (start, end):
+            _scalar(v, dtype, opname)
+    return start, end, steps, dtype
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
-    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
-    if steps < 0:
-        raise RuntimeError("linspace(): number of steps must be non-negative")
-    if dtype is None:
-        dtype = D.default_complex() if builtins.any(isinstance(v, complex) for v in (start, end)) \
-            else D.get_default_dtype()
+             requires_grad=False, pin_memory=False):
+    start, end, steps, dtype = _space_args("linspace", start, end, steps, dtype, out)
     t = dispatch(LINSPACE, (start, end, steps, dtype))
-    return _finish(t, requires_grad, device)
+    return _result(t, out, "linspace", requires_grad, device)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
-    dtype = dtype or D.get_default_dtype()
-    exps = linspace(start, end, steps, dtype=D.float64)
-    t = wrap(np.power(float(base), exps._data).astype(dtype.np), dtype)
-    return _finish(t, requires_grad, device)
+             requires_grad=False, pin_memory=False):
+    start, end, steps, dtype = _space_args("logspace", start, end, steps, dtype, out)
+    t = dispatch(LOGSPACE, (start, end, steps, _number(base, "logspace"), dtype))
+    return _result(t, out, "logspace", requires_grad, device)
 
 
 EYE = register("eye", lambda n, m, dtype: np.eye(n, m, dtype=dtype.np), tags=("factory",))
 
 
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    if m is None:
-        m = n
-    if n < 0 or m < 0:
-        raise RuntimeError(f"eye(): n and m must be non-negative, got {n} and {m}")
-    t = dispatch(EYE, (n, m, dtype or D.get_default_dtype()))
-    return _finish(t, requires_grad, device)
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+        pin_memory=False):
+    for name, pos, v in (("n", 1, n), ("m", 2, m)):
+        if v is not None and (isinstance(v, bool) or not hasattr(v, "__index__")):
+            raise TypeError(f"eye(): argument '{name}' (position {pos}) must be int, not "
+                            f"{type(v).__name__}")
+    n = operator.index(n)
+    m = n if m is None else operator.index(m)
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    dtype = _out_dtype(dtype, out, D.get_default_dtype(), "eye")
+    t = dispatch(EYE, (n, m, dtype))
+    return _result(t, out, "eye", requires_grad, device)
 
 
 # ----------------------------------------------------------------- from Python data
 
+_PY_SCALARS = {bool: 0, int: 1, float: 2, complex: 3}
+
+
 def _infer(data):
-    """The dtype PyTorch infers for nested Python data."""
-    kind = -1
-    stack = [data]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, (list, tuple)):
-            stack.extend(x)
-        elif isinstance(x, Tensor):
-            kind = builtins.max(kind, x.dtype._kind + 10 * 0)
-            if x.dtype._kind >= 2:
-                return None  # resolved by promotion below
-        elif isinstance(x, builtins.bool) or isinstance(x, np.bool_):
-            kind = builtins.max(kind, 0)
-        elif isinstance(x, (int, np.integer)):
-            kind = builtins.max(kind, 1)
-        elif isinstance(x, (float, np.floating)):
-            kind = builtins.max(kind, 2)
-        elif isinstance(x, (complex, np.complexfloating)):
-            kind = 3
+    """PyTorch's infer_scalar_type: promote_types over a sequence's items."""
+    t = type(data)
+    if t in _PY_SCALARS:
+        return _py_dtype(_PY_SCALARS[t])
+    if isinstance(data, Tensor):
+        return data.dtype
+    if isinstance(data, (np.ndarray, np.generic)):
+        return D.from_numpy_dtype(data.dtype)
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{t.__name__}'")
+    if isinstance(data, (list, tuple, range)):
+        if len(data) == 0:
+            return D.get_default_dtype()
+        kinds = set(map(type, data))
+        if kinds <= _PY_SCALARS.keys():          # fast path: a flat list of numbers
+            return _py_dtype(max(_PY_SCALARS[k] for k in kinds))
+        out = None
+        for x in data:
+            d = _infer(x)
+            out = d if out is None else D.promote_types(out, d)
+            if out is D.complex128:
+                break
+        return out
+    for py, kind in _PY_SCALARS.items():                # subclasses of Python numbers
+        if isinstance(data, py):
+            return _py_dtype(kind)
+    raise RuntimeError(f"Could not infer dtype of {t.__name__}")
+
+
+def _py_dtype(kind):
+    if kind == 0:
+        return D.bool
+    if kind == 1:
+        return D.int64
+    if kind == 2:
+        return D.get_default_dtype()
+    return D.default_complex()
+
+
+_WIDE = {0: np.bool_, 1: np.int64, 2: np.float64, 3: np.complex128}
+
+
+def _leaf_values(data):
+    """data with tensors replaced by their (single) values, as PyTorch reads them."""
+    if isinstance(data, (list, tuple, range)):
+        return [_leaf_values(x) for x in data]
+    if isinstance(data, Tensor):
+        if data.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return data.item()
+    return data
+
+
+def _has_tensor(data):
+    if isinstance(data, Tensor):
+        return True
+    if isinstance(data, (list, tuple)):
+        return any(_has_tensor(x) for x in data)
+    return False
+
+
+def _sequence_array(data, dtype, inferred):
+    """A NumPy array of `dtype` from nested Python data, with PyTorch's range checks."""
+    if _has_tensor(data):
+        data = _leaf_values(data)
+    wide = _WIDE[max(dtype._kind, inferred._kind)]
+    try:
+        arr = np.array(data, dtype=wide)
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long") from None
+    except (ValueError, TypeError):
+        _raise_shape_error(data)
+        raise
+    if arr.dtype == object:
+        _raise_shape_error(data)
+    return _cast_checked(arr, dtype)
+
+
+def _cast_checked(arr, dtype):
+    """arr -> dtype; integers that do not fit raise, as PyTorch's conversion does."""
+    if arr.dtype.kind == "c" and dtype._kind < 3:
+        if arr.size and (arr.imag != 0).any():
+            raise TypeError("must be real number, not complex")
+        arr = arr.real
+    if dtype._kind == 1 and arr.size:
+        info = np.iinfo(dtype.np)
+        if arr.dtype.kind == "f":
+            bad = ~np.isfinite(arr) | (arr < info.min) | (arr > info.max)
         else:
-            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
-    return {-1: D.get_default_dtype(), 0: D.bool, 1: D.int64, 2: D.get_default_dtype(),
-            3: D.default_complex()}[kind]
+            bad = (arr > info.max) | (arr < (-info.max if info.min == 0 else info.min))
+        if bad.any():
+            raise RuntimeError(f"value cannot be converted to type {dtype.name} without "
+                               "overflow")
+    if dtype is D.bool:
+        return arr != 0
+    return arr.astype(dtype.np)
+
+
+def _raise_shape_error(data):
+    """PyTorch's message for ragged nested sequences."""
+    shape = []
+    x = data
+    while isinstance(x, (list, tuple)):
+        shape.append(len(x))
+        if not x:
+            break
+        x = x[0]
+    _check_ragged(data, shape, 0)
+    raise ValueError("tensor(): could not convert the data to a regular array")
+
+
+def _check_ragged(x, shape, dim):
+    if dim == len(shape):
+        if isinstance(x, (list, tuple)):
+            raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
+        return
+    if not isinstance(x, (list, tuple)):
+        raise TypeError("not a sequence")
+    if len(x) != shape[dim]:
+        raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} "
+                         f"(got {len(x)})")
+    for y in x:
+        _check_ragged(y, shape, dim + 1)
 
 
 def _to_array(data, dtype):
+    """(fresh array, dtype) for tensor(data, dtype=dtype)."""
     if isinstance(data, Tensor):
-        arr = data._data
-        return arr.astype(dtype.np) if dtype is not None else np.array(arr), \
-            dtype or data.dtype
+        d = dtype or data.dtype
+        src = data._data
+        if src.dtype.kind == "c" and d._kind < 3:
+            src = src.real
+        return np.array(src, dtype=d.np, order="C"), d
     if isinstance(data, np.ndarray):
-        d = dtype or D.from_numpy_dtype(data.dtype)
-        return np.array(data, dtype=d.np), d
-    if isinstance(data, (list, tuple)) and builtins.any(isinstance(x, Tensor) for x in _flat(data)):
-        arrs = _nested_tensors(data)
-        d = dtype
-        if d is None:
-            d = D.result_dtype([x for x in _flat(data) if isinstance(x, Tensor)]) or _infer(data)
-        return np.array(arrs, dtype=d.np), d
-    d = dtype or _infer(data)
+        src = D.from_numpy_dtype(data.dtype)
+        d = dtype or src
+        return np.array(data, dtype=d.np, order="C"), d
+    inferred = _infer(data)
+    d = dtype or inferred
     if isinstance(data, np.generic):
-        d = dtype or D.from_numpy_dtype(data.dtype)
-    try:
-        arr = np.array(data, dtype=d.np if d._kind != 2 or d is D.float32 or d is D.float64
-                       else np.float64)
-    except ValueError as e:
-        raise ValueError(f"tensor(): {e}") from None
-    if arr.dtype == object:
-        raise ValueError("tensor(): expected a sequence of numbers with a regular shape")
-    return arr.astype(d.np, copy=False), d
+        return np.array(data, dtype=d.np), d
+    return _sequence_array(data, d, inferred), d
 
 
-def _flat(x):
-    if isinstance(x, (list, tuple)):
-        for y in x:
-            yield from _flat(y)
-    else:
-        yield x
-
-
-def _nested_tensors(x):
-    if isinstance(x, (list, tuple)):
-        return [_nested_tensors(y) for y in x]
-    return x._data if isinstance(x, Tensor) else x
-
-
-def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False,
+           names=None):
+    """A new tensor that owns a copy of `data` (PyTorch 1.7: a tensor keeps its device)."""
+    _check_dtype(dtype, "tensor")
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.clone().detach() or sourceTensor.clone().detach()."
+                      "requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
     arr, d = _to_array(data, dtype)
-    t = wrap(np.ascontiguousarray(arr) if arr.ndim else arr, d)
+    t = wrap(arr, d)
     if isinstance(data, Tensor) and device is None:
-        t._device = data._device           # PyTorch 1.7: keep the input's device
+        t._device = data._device
     return _finish(t, requires_grad, device)
 
 
 def as_tensor(data, dtype=None, device=None):
+    """Shares memory with a tensor or ndarray when dtype allows; copies otherwise."""
+    _check_dtype(dtype, "as_tensor")
     if isinstance(data, Tensor):
         if dtype is None or dtype is data.dtype:
             return data
@@ -263,21 +522,35 @@ def as_tensor(data, dtype=None, device=None):
     return tensor(data, dtype=dtype, device=device)
 
 
-asarray = as_tensor
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    if copy:
+        if isinstance(obj, Tensor):
+            t = obj.detach().clone() if dtype is None else obj.detach().to(dtype, copy=True)
+        else:
+            t = tensor(obj, dtype=dtype)
+    else:
+        t = as_tensor(obj, dtype=dtype, device=device)
+    return _finish(t, requires_grad, device)
 
 
 def from_numpy(ndarray):
     """A tensor sharing memory with `ndarray` (ember did not allocate it: not counted)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and "
+                         "tensors with negative strides are not currently supported. (You can "
+                         "probably work around this by making a copy of your array  with "
+                         "array.copy().) ")
     d = D.from_numpy_dtype(ndarray.dtype)
     from .._memory import _Storage
-    t = Tensor.__new__(Tensor)
+    t = object.__new__(Tensor)
     t._data, t._dtype, t._storage = ndarray, d, _Storage(0)
     return t
 
 
-def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, layout=None,
+                  pin_memory=False):
     return tensor(s, dtype=dtype or D.get_default_dtype(), device=device,
                   requires_grad=requires_grad)
 
@@ -285,16 +558,23 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 def _install():
     T = Tensor
 
-    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
-        return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False,
+                   layout=None, pin_memory=False):
+        return tensor(data, dtype=dtype or self.dtype, device=device,
+                      requires_grad=requires_grad)
 
     def _new(fn):
-        def m(self, *size, dtype=None, device=None, requires_grad=False, **kw):
-            return fn(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+        def m(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+              pin_memory=False):
+            return fn(*size, dtype=dtype or self.dtype, device=device,
+                      requires_grad=requires_grad)
+        m.__name__ = "new_" + fn.__name__
         return m
 
-    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-        return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
+                 layout=None, pin_memory=False):
+        return full(size, fill_value, dtype=dtype or self.dtype, device=device,
+                    requires_grad=requires_grad)
 
     T.new_tensor = new_tensor
     T.new_zeros = _new(zeros)

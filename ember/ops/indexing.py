@@ -1,2 +1,895 @@
-"""(being written)"""
+"""Indexing: `Tensor.__getitem__/__setitem__`, gather/scatter, index_select/index_put,
+masks, where, nonzero.
+
+Note: indexing follows PyTorch's applySlicing. Ints, slices, None and Ellipsis
+become view ops (select/slice/unsqueeze), so basic indexing aliases memory; what
+remains are advanced indices, run by one `index` op (a copy). The registry ops
+`index(self, indices, dims)` and `index_put(self, indices, dims, values, accumulate)`
+carry the advanced indices as a list of integer tensors plus the dims they index
+(PyTorch's `Tensor?[] indices` with the Nones left out), so every list element is a
+tensor. Bool masks are turned into integer indices with `nonzero` first, as PyTorch
+does. Gradients: index -> index_put(accumulate) into zeros; index_put -> index.
+"""
+import warnings
+
+import numpy as np
+
+from .. import _dtype as D
+from .._dispatch import STATE, dispatch
+from .._tensor import Tensor, _wrap_dim
+from ._elementwise import pointwise, inplace, write_out, type_name, DEFAULT
+from ._registry import register
+from . import shape as S
+
 __all__ = []
+
+
+def _export(*fns):
+    for f in fns:
+        globals()[f.__name__] = f
+        __all__.append(f.__name__)
+
+
+def _zeros(shape, dtype):
+    from .creation import zeros
+    return zeros(shape, dtype=dtype)
+
+
+def _const(value, dtype):
+    from .creation import tensor
+    return tensor(value, dtype=dtype)
+
+
+def _np(x):
+    return x._data if isinstance(x, Tensor) else x
+
+
+# --------------------------------------------------------------------- index / index_put
+
+def _adv_key(ndim, indices, dims):
+    key = [slice(None)] * ndim
+    for i, d in zip(indices, dims):
+        key[d] = _np(i)
+    return tuple(key)
+
+
+def _index_kernel(a, indices, dims):
+    return a[_adv_key(a.ndim, indices, dims)]
+
+
+def _index_meta(self, indices, dims, *_):
+    """PyTorch's IndexErrors for out-of-range and unbroadcastable indices."""
+    for i, d in zip(indices, dims):
+        n = self._data.shape[d]
+        arr = i._data
+        if arr.size:
+            bad = arr[(arr < -n) | (arr >= n)]
+            if bad.size:
+                raise IndexError(f"index {int(bad.reshape(-1)[0])} is out of bounds for "
+                                 f"dimension {d} with size {n}")
+    try:
+        np.broadcast_shapes(*[i._data.shape for i in indices])
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
+                         "with shapes " + ", ".join(str(list(i.shape)) for i in indices)) from None
+
+
+def _index_vjp(ctx, g):
+    _, indices, dims = ctx.args
+    z = _zeros(ctx.shapes[0], g.dtype)
+    return dispatch(INDEX_PUT, (z, indices, dims, g, True)), None, None
+
+
+INDEX = register("index", _index_kernel, meta=_index_meta, save=(1,), vjp=_index_vjp)
+
+
+def _index_put_kernel(a, indices, dims, values, accumulate):
+    out = np.array(a, copy=True)
+    _put_into(out, indices, dims, values, accumulate)
+    return out
+
+
+def _put_into(out, indices, dims, values, accumulate):
+    key = _adv_key(out.ndim, indices, dims)
+    if accumulate:
+        np.add.at(out, key, values)
+    else:
+        out[key] = values
+
+
+def _index_put_meta(self, indices, dims, values, accumulate):
+    _index_meta(self, indices, dims)
+    got = np.empty(self._data.shape, np.bool_)[_adv_key(self._data.ndim, indices, dims)].shape
+    raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
+                       f"broadcast to indexing result of shape {list(got)}")
+
+
+def _index_put_vjp(ctx, g):
+    _, indices, dims, _, accumulate = ctx.args
+    n_self, _, _, n_val, _ = ctx.needs_input_grad
+    gs = gv = None
+    if n_self:
+        gs = g if accumulate else dispatch(INDEX_PUT, (g, indices, dims,
+                                                       _zeros((), g.dtype), False))
+    if n_val:
+        gv = dispatch(INDEX, (g, indices, dims))
+    return gs, None, None, gv, None
+
+
+INDEX_PUT = register("index_put", _index_put_kernel, meta=_index_put_meta, save=(1,),
+                     vjp=_index_put_vjp)
+
+_INDEX_DTYPES = (D.int64, D.int32, D.uint8, D.bool)
+_BAD_INDEX = "tensors used as indices must be long, int, byte or bool tensors"
+
+
+def _mask_to_indices(mask, target_shape, at):
+    """A bool mask indexing dims at..at+k of a tensor of `target_shape` -> k long tensors."""
+    k = mask._data.ndim
+    for j in range(k):
+        if at + j >= len(target_shape) or mask._data.shape[j] != target_shape[at + j]:
+            raise IndexError(f"The shape of the mask {list(mask.shape)} at index {j} does not "
+                             f"match the shape of the indexed tensor {list(target_shape)} at "
+                             f"index {at + j}")
+    return list(nonzero(mask, as_tuple=True))
+
+
+def _split_indices(self_shape, indices):
+    """Public index lists (Tensor or None per dim, masks allowed) -> (tensors, dims)."""
+    ts, dims = [], []
+    d = 0
+    for i in indices:
+        if i is None:
+            d += 1
+            continue
+        if not isinstance(i, Tensor):
+            from .creation import tensor
+            i = tensor(i)
+        if i._dtype not in _INDEX_DTYPES:
+            raise IndexError(_BAD_INDEX)
+        if i._dtype is D.bool or i._dtype is D.uint8:
+            parts = _mask_to_indices(i if i._dtype is D.bool else i.bool(), self_shape, d)
+            ts.extend(parts)
+            dims.extend(range(d, d + len(parts)))
+            d += max(len(parts), 1) if i._data.ndim else 0
+            continue
+        ts.append(i)
+        dims.append(d)
+        d += 1
+    if d > len(self_shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(self_shape)} (got {d})")
+    return ts, tuple(dims)
+
+
+def index_put(input, indices, values, accumulate=False):
+    ts, dims = _split_indices(input._data.shape, indices)
+    _check_put_dtype(input, values)
+    if not ts:
+        return input.clone().copy_(values) if not accumulate else input + values
+    return dispatch(INDEX_PUT, (input, ts, dims, values, bool(accumulate)))
+
+
+def _check_put_dtype(input, values):
+    if not isinstance(values, Tensor):
+        raise TypeError(f"index_put(): argument 'values' must be Tensor, not "
+                        f"{type(values).__name__}")
+    if values._dtype is not input._dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{type_name(input._dtype)} for the destination and "
+                           f"{type_name(values._dtype)} for the source.")
+
+
+def index_put_(self, indices, values, accumulate=False):
+    ts, dims = _split_indices(self._data.shape, indices)
+    _check_put_dtype(self, values)
+    return _put_(self, ts, dims, values, bool(accumulate))
+
+
+def _put_(self, ts, dims, values, accumulate):
+    """In-place index_put: write directly when nothing records, else commit via copy_."""
+    if not ts:
+        return self.add_(values) if accumulate else self.copy_(values)
+    if not STATE.modes and not (STATE.grad_enabled and (self._rg or values._rg)):
+        try:
+            _put_into(self._data, ts, dims, values._data, accumulate)
+        except (IndexError, ValueError):
+            _index_put_meta(self, ts, dims, values, accumulate)
+        self._storage.version += 1
+        return self
+    return inplace(INDEX_PUT, self, (self, ts, dims, values, accumulate))
+
+
+# ----------------------------------------------------------------- __getitem__ / setitem
+
+def _is_int(x):
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _treat_as_tuple(seq):
+    """PyTorch (like old NumPy) reads a short list holding slices/sequences as a tuple."""
+    if len(seq) >= 32:
+        return False
+    for x in seq:
+        if x is None or x is Ellipsis or isinstance(x, (slice, Tensor, list, tuple)):
+            return True
+    return False
+
+
+def _normalize_key(key):
+    if isinstance(key, tuple):
+        return key
+    if isinstance(key, list) and _treat_as_tuple(key):
+        warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated; "
+                      "use x[tuple(seq)] instead of x[seq].", UserWarning, stacklevel=3)
+        return tuple(key)
+    return (key,)
+
+
+def _as_index_tensor(x):
+    from .creation import tensor
+    if isinstance(x, np.ndarray):
+        return tensor(x)
+    t = tensor(x)
+    if t._data.size == 0 and t._dtype.is_floating_point:
+        return t.long()
+    return t
+
+
+def _consumed(item):
+    if item is None or item is Ellipsis or isinstance(item, (bool, np.bool_)):
+        return 0
+    if isinstance(item, Tensor) and item._dtype in (D.bool, D.uint8):
+        return item._data.ndim
+    return 1
+
+
+def _bad_item(item):
+    if isinstance(item, str):
+        raise TypeError(f"new(): invalid data type 'str'")
+    raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                     f"Variables are valid indices (got {type(item).__name__})")
+
+
+def _apply_basic(self, key):
+    """Apply ints/slices/None/Ellipsis as views; return (view, adv tensors, adv dims)."""
+    items = [(_as_index_tensor(x) if isinstance(x, (list, np.ndarray)) else x)
+             for x in _normalize_key(key)]
+    ndim = self._data.ndim
+    used = 0
+    ell = 0
+    for x in items:
+        if x is Ellipsis:
+            ell += 1
+        else:
+            used += _consumed(x)
+    if used > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    res = self
+    d = real = 0
+    ts, dims = [], []
+    seen_ellipsis = False
+    for x in items:
+        if _is_int(x) or (isinstance(x, Tensor) and x._data.ndim == 0 and
+                          x._dtype._kind == 1 and x._dtype is not D.uint8):
+            i = int(x)
+            n = res._data.shape[d]
+            if i < -n or i >= n:
+                raise IndexError(f"index {i} is out of bounds for dimension {real} with size {n}")
+            res = dispatch(S.SELECT, (res, d, i + n if i < 0 else i))
+            real += 1
+        elif isinstance(x, slice):
+            n = res._data.shape[d]
+            step = 1 if x.step is None else int(x.step)
+            start, end = S._slice_bounds(n, x.start, x.stop, step)
+            if not (start == 0 and end == n and step == 1):
+                res = dispatch(S.SLICE, (res, d, start, end, step))
+            d += 1
+            real += 1
+        elif x is None:
+            res = dispatch(S.UNSQUEEZE, (res, d))
+            d += 1
+        elif x is Ellipsis:
+            if not seen_ellipsis:
+                skip = ndim - used
+                d += skip
+                real += skip
+            seen_ellipsis = True
+        elif isinstance(x, (bool, np.bool_)) or (isinstance(x, Tensor) and x._data.ndim == 0
+                                                  and x._dtype in (D.bool, D.uint8)):
+            res = dispatch(S.UNSQUEEZE, (res, d))
+            ts.append(_bool_scalar_index(bool(x)))
+            dims.append(d)
+            d += 1
+        elif isinstance(x, Tensor):
+            if x._dtype not in _INDEX_DTYPES:
+                raise IndexError(_BAD_INDEX)
+            if x._dtype in (D.bool, D.uint8):
+                parts = _mask_to_indices(x if x._dtype is D.bool else x.bool(),
+                                         res._data.shape, d)
+                ts.extend(parts)
+                dims.extend(range(d, d + len(parts)))
+                d += len(parts)
+                real += len(parts)
+            else:
+                ts.append(x)
+                dims.append(d)
+                d += 1
+                real += 1
+        else:
+            _bad_item(x)
+    return res, ts, tuple(dims)
+
+
+def _bool_scalar_index(flag):
+    from .creation import zeros
+    return zeros(1 if flag else 0, dtype=D.int64)
+
+
+def __getitem__(self, key):
+    if _is_int(key) and self._data.ndim:
+        n = self._data.shape[0]
+        if key < -n or key >= n:
+            raise IndexError(f"index {key} is out of bounds for dimension 0 with size {n}")
+        return dispatch(S.SELECT, (self, 0, key + n if key < 0 else key))
+    res, ts, dims = _apply_basic(self, key)
+    if ts:
+        return dispatch(INDEX, (res, ts, dims))
+    if res is self:
+        return dispatch(S.VIEW, (self, self._data.shape))
+    return res
+
+
+def _strip_leading_ones(value, ndim):
+    """PyTorch drops a value's leading size-1 dims beyond the target's rank."""
+    shape = value._data.shape
+    k = 0
+    while len(shape) - k > ndim and shape[k] == 1:
+        k += 1
+    return S.reshape(value, shape[k:]) if k else value
+
+
+def __setitem__(self, key, value):
+    res, ts, dims = _apply_basic(self, key)
+    if isinstance(value, Tensor):
+        value = _strip_leading_ones(value, res._data.ndim if not ts else 0)
+        if value._dtype is not res._dtype:
+            value = value.to(res._dtype)
+    elif ts:
+        value = _const(value, res._dtype)
+    if not ts:
+        if isinstance(value, Tensor) and value._data.shape != res._data.shape:
+            value = S.expand(value, res._data.shape)    # so copy_'s grad keeps value's shape
+        res.copy_(value)
+        return
+    _put_(res, ts, dims, value, False)
+
+
+# --------------------------------------------------------------- gather / scatter family
+
+def _along_key(index, dim):
+    """A NumPy index addressing, for each position of `index`, element index[...] on `dim`."""
+    nd = index.ndim
+    key = []
+    for d in range(nd):
+        if d == dim:
+            key.append(index)
+        else:
+            shp = [1] * nd
+            shp[d] = index.shape[d]
+            key.append(np.arange(index.shape[d]).reshape(shp))
+    return tuple(key)
+
+
+def _check_bounds(index, n, dim):
+    if index.size:
+        bad = index[(index < 0) | (index >= n)]
+        if bad.size:
+            raise RuntimeError(f"index {int(bad.reshape(-1)[0])} is out of bounds for dimension "
+                               f"{dim} with size {n}")
+
+
+def _gather_kernel(a, dim, index, sparse_grad=False):
+    if a.ndim == 0:
+        a = a.reshape(1)
+    idx = index.reshape(1) if index.ndim == 0 else index
+    _check_bounds(idx, a.shape[dim], dim)
+    return a[_along_key(idx, dim)].reshape(index.shape)
+
+
+def _gather_vjp(ctx, g):
+    _, dim, index, _ = ctx.args
+    z = _zeros(ctx.shapes[0], g.dtype)
+    return dispatch(SCATTER_ADD, (z, dim, index, g)), None, None, None
+
+
+GATHER = register("gather", _gather_kernel, save=(1, 2), vjp=_gather_vjp)
+
+
+def _check_gather_like(opname, self, dim, index, src=None):
+    """PyTorch's argument checks shared by gather and scatter; returns the wrapped dim."""
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{opname}(): argument 'index' must be Tensor, not "
+                        f"{type(index).__name__}")
+    d = _wrap_dim(dim, self._data.ndim, opname)
+    if index._dtype is not D.int64 and index._dtype is not D.int32:
+        raise RuntimeError(f"{opname}(): Expected dtype int32/int64 for index")
+    if isinstance(src, Tensor) and src._dtype is not self._dtype:
+        raise RuntimeError(f"{opname}(): Expected self.dtype to be equal to src.dtype")
+    si, ss = index._data.shape or (1,), self._data.shape or (1,)
+    if index._data.size == 0:
+        return d
+    if len(si) != len(ss):
+        what = "input" if opname == "gather" else "self"
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as {what} "
+                           "tensor")
+    if isinstance(src, Tensor) and len(si) != len(src._data.shape or (1,)):
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    for k in range(len(si)):
+        if k != d and si[k] > ss[k]:
+            if opname == "gather":
+                raise RuntimeError(f"Size does not match at dimension {k} expected index "
+                                   f"{list(index.shape)} to be no larger than self "
+                                   f"{list(self.shape)} apart from dimension {d}")
+            break
+        if isinstance(src, Tensor) and si[k] > (src._data.shape or (1,))[k]:
+            break
+    else:
+        return d
+    raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self "
+                       f"{list(self.shape)} apart from dimension {d}"
+                       + (f" and to be no larger size than src {list(src.shape)}"
+                          if isinstance(src, Tensor) else ""))
+
+
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    d = _check_gather_like("gather", input, dim, index)
+    res = dispatch(GATHER, (input, d, index, sparse_grad))
+    return res if out is None else write_out(out, res, "gather")
+
+
+def _scatter_kernel(a, dim, index, src, reduce=None):
+    out = np.array(a, copy=True)
+    view = out.reshape(1) if out.ndim == 0 else out
+    idx = index.reshape(1) if index.ndim == 0 else index
+    if not idx.size:
+        return out
+    _check_bounds(idx, view.shape[dim], dim)
+    key = _along_key(idx, dim)
+    if isinstance(src, np.ndarray):
+        s = src.reshape(1) if src.ndim == 0 else src
+        vals = s[tuple(slice(0, n) for n in idx.shape)]
+    else:
+        vals = np.asarray(src).astype(out.dtype)
+    if reduce is None:
+        view[key] = vals
+    elif reduce == "add":
+        np.add.at(view, key, np.broadcast_to(vals, idx.shape))
+    else:
+        np.multiply.at(view, key, np.broadcast_to(vals, idx.shape))
+    return out
+
+
+def _pad_to(g, shape):
+    """Zero-pad g at the end of each dim up to `shape` (index smaller than src)."""
+    for d, n in enumerate(shape):
+        have = g._data.shape[d]
+        if have < n:
+            extra = list(g._data.shape)
+            extra[d] = n - have
+            g = S.cat([g, _zeros(tuple(extra), g.dtype)], d)
+    return g
+
+
+def _src_grad(ctx, g):
+    _, dim, index = ctx.args[:3]
+    if not ctx.needs_input_grad[3]:
+        return None
+    return _pad_to(dispatch(GATHER, (g, dim, index, False)), ctx.shapes[2])
+
+
+def _scatter_vjp(ctx, g):
+    _, dim, index, _, reduce = ctx.args
+    if reduce is not None:
+        raise RuntimeError("derivative for aten::scatter with reduce is not implemented")
+    gs = dispatch(SCATTER, (g, dim, index, 0, None)) if ctx.needs_input_grad[0] else None
+    return gs, None, None, _src_grad(ctx, g), None
+
+
+SCATTER = register("scatter", _scatter_kernel, save=(1, 2, 4), vjp=_scatter_vjp)
+SCATTER_ADD = register("scatter_add", lambda a, dim, index, src: _scatter_kernel(
+    a, dim, index, src, "add"), save=(1, 2),
+    vjp=lambda ctx, g: (g, None, None, _src_grad(ctx, g)))
+
+_REDUCE_MODES = {None: None, "add": "add", "multiply": "multiply"}
+
+
+def _scatter_args(opname, self, dim, index, src, value, reduce):
+    if src is None:
+        src = value
+    if src is None:
+        raise TypeError(f"{opname}() missing required argument 'src' or 'value'")
+    if reduce not in _REDUCE_MODES:
+        raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
+    d = _check_gather_like(opname, self, dim, index, src)
+    return d, src
+
+
+def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None):
+    d, src = _scatter_args("scatter", input, dim, index, src, value, reduce)
+    res = dispatch(SCATTER, (input, d, index, src, reduce))
+    return res if out is None else write_out(out, res, "scatter")
+
+
+def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
+    d, src = _scatter_args("scatter_", self, dim, index, src, value, reduce)
+    return inplace(SCATTER, self, (self, d, index, src, reduce))
+
+
+def scatter_add(input, dim, index, src, *, out=None):
+    d = _check_gather_like("scatter_add", input, dim, index, src)
+    res = dispatch(SCATTER_ADD, (input, d, index, src))
+    return res if out is None else write_out(out, res, "scatter_add")
+
+
+def scatter_add_(self, dim, index, src):
+    d = _check_gather_like("scatter_add_", self, dim, index, src)
+    return inplace(SCATTER_ADD, self, (self, d, index, src))
+
+
+def _index_select_kernel(a, dim, index):
+    scalar = a.ndim == 0
+    if scalar:
+        a = a.reshape(1)
+    r = np.take(a, index.reshape(-1), axis=dim)
+    return r.reshape(()) if scalar else r
+
+
+def _index_select_vjp(ctx, g):
+    _, dim, index = ctx.args
+    return index_add(_zeros(ctx.shapes[0], g.dtype), dim, index, g), None, None
+
+
+def _range_meta(message):
+    """Meta for ops whose kernel found an index out of range: raise PyTorch's IndexError."""
+    def meta(self, dim, index, *rest):
+        n = (self._data.shape or (1,))[dim]
+        idx = index._data.reshape(-1)
+        bad = idx[(idx < -n) | (idx >= n)]
+        if bad.size:
+            raise IndexError(message.format(index=int(bad[0]), dim=dim, size=n))
+    return meta
+
+
+INDEX_SELECT = register("index_select", _index_select_kernel, save=(1, 2), vjp=_index_select_vjp,
+                        meta=_range_meta("index out of range in self"))
+
+
+def _check_index_vector(opname, index, long_only=False):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{opname}(): argument 'index' must be Tensor, not "
+                        f"{type(index).__name__}")
+    if index._data.ndim > 1:
+        raise IndexError(f"{opname}(): Index is supposed to be a vector")
+    if long_only and index._dtype is not D.int64:
+        raise IndexError(f"{opname}(): Expected dtype int64 for index.")
+    if index._dtype not in (D.int64, D.int32):
+        raise RuntimeError(f"{opname}(): Expected dtype int32 or int64 for index")
+
+
+def index_select(input, dim, index, *, out=None):
+    _check_index_vector("index_select", index)
+    d = _wrap_dim(dim, input._data.ndim, "index_select")
+    res = dispatch(INDEX_SELECT, (input, d, index))
+    return res if out is None else write_out(out, res, "index_select")
+
+
+def _index_add_kernel(a, dim, index, source, alpha=1):
+    out = np.array(a, copy=True)
+    view = out.reshape(1) if out.ndim == 0 else out
+    src = source.reshape(1) if source.ndim == 0 else source
+    idx = index.reshape(-1)
+    if alpha != 1:
+        src = src * alpha
+    np.add.at(np.moveaxis(view, dim, 0), idx, np.moveaxis(src, dim, 0).astype(out.dtype))
+    return out
+
+
+def _index_add_vjp(ctx, g):
+    _, dim, index, _, alpha = ctx.args
+    gs = g if ctx.needs_input_grad[0] else None
+    gsrc = None
+    if ctx.needs_input_grad[3]:
+        gsrc = dispatch(INDEX_SELECT, (g, dim, index))
+        gsrc = gsrc if alpha == 1 else gsrc * alpha
+    return gs, None, None, gsrc, None
+
+
+INDEX_ADD = register("index_add", _index_add_kernel, save=(1, 2, 4), vjp=_index_add_vjp,
+                     meta=_range_meta("index out of range in self"))
+
+
+def _check_index_add(self, dim, index, source):
+    _check_index_vector("index_add", index)
+    d = _wrap_dim(dim, self._data.ndim, "index_add")
+    if source._dtype is not self._dtype:
+        raise RuntimeError(f"index_add_(): self ({type_name(self._dtype)}) and source "
+                           f"({type_name(source._dtype)}) must have the same scalar type")
+    n = index._data.size
+    ss = list(source._data.shape) or [1]
+    if (source._data.ndim or 1) != (self._data.ndim or 1) or ss[d] != n:
+        raise RuntimeError(f"index_add_(): Number of indices ({n}) should be equal to "
+                           f"source.size(dim): ({ss[d] if d < len(ss) else 1}), for dim: {d}")
+    return d
+
+
+def index_add(input, dim, index, source, *, alpha=1, out=None):
+    d = _check_index_add(input, dim, index, source)
+    res = dispatch(INDEX_ADD, (input, d, index, source, alpha))
+    return res if out is None else write_out(out, res, "index_add")
+
+
+def index_add_(self, dim, index, source, *, alpha=1):
+    d = _check_index_add(self, dim, index, source)
+    return inplace(INDEX_ADD, self, (self, d, index, source, alpha))
+
+
+def _index_fill_kernel(a, dim, index, value):
+    out = np.array(a, copy=True)
+    view = out.reshape(1) if out.ndim == 0 else out
+    np.moveaxis(view, dim, 0)[index.reshape(-1)] = np.asarray(value).astype(out.dtype)
+    return out
+
+
+def _index_fill_vjp(ctx, g):
+    _, dim, index, value = ctx.args
+    gs = dispatch(INDEX_FILL, (g, dim, index, 0)) if ctx.needs_input_grad[0] else None
+    gv = None
+    if ctx.needs_input_grad[3]:
+        gv = dispatch(INDEX_SELECT, (g, dim, index)).sum()
+    return gs, None, None, gv
+
+
+INDEX_FILL = register("index_fill", _index_fill_kernel, save=(1, 2), vjp=_index_fill_vjp,
+                      meta=_range_meta("index {index} is out of bounds for dimension {dim} "
+                                       "with size {size}"))
+
+
+def index_fill(input, dim, index, value):
+    _check_index_vector("index_fill_", index, long_only=True)
+    d = _wrap_dim(dim, input._data.ndim, "index_fill")
+    return dispatch(INDEX_FILL, (input, d, index, value))
+
+
+def index_fill_(self, dim, index, value):
+    _check_index_vector("index_fill_", index, long_only=True)
+    d = _wrap_dim(dim, self._data.ndim, "index_fill_")
+    return inplace(INDEX_FILL, self, (self, d, index, value))
+
+
+def take(input, index):
+    """Index the flattened input (an advanced index, so gradients come for free)."""
+    if index._dtype is not D.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got "
+                           f"{type_name(index._dtype)}")
+    flat = S.reshape(input, (-1,))
+    n = flat._data.shape[0]
+    arr = index._data
+    if arr.size and (arr.min() < -n or arr.max() >= n):
+        raise IndexError(f"out of range: tried to access index "
+                         f"{int(arr[(arr < -n) | (arr >= n)][0])} on a tensor of {n} elements.")
+    return dispatch(INDEX, (flat, [index], (0,)))
+
+
+# ----------------------------------------------------------------------------- masks
+
+def _masked_fill_kernel(a, mask, value):
+    v = np.asarray(value)
+    if v.dtype.kind == "c" and a.dtype.kind != "c":
+        v = v.real
+    return np.where(mask, v.astype(a.dtype), a)
+
+
+def _masked_fill_vjp(ctx, g):
+    _, mask, value = ctx.args
+    gi = g.masked_fill(mask, 0) if ctx.needs_input_grad[0] else None
+    gv = None
+    if ctx.needs_input_grad[2]:
+        gv = where(mask, g, _const(0, g.dtype)).sum()
+    return gi, None, gv
+
+
+MASKED_FILL = register("masked_fill", _masked_fill_kernel, save=(1,), vjp=_masked_fill_vjp,
+                       tags=("pointwise",))
+
+
+def _check_mask_fill(mask, value):
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"masked_fill(): argument 'mask' must be Tensor, not "
+                        f"{type(mask).__name__}")
+    if mask._dtype is not D.bool:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_cpp_name(mask._dtype)}")
+    if isinstance(value, Tensor) and value._data.ndim:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value._data.ndim} dimension(s).")
+
+
+def _cpp_name(d):
+    return {"int64": "long int", "int32": "int", "uint8": "unsigned char", "float32": "float",
+            "float64": "double", "int16": "short int", "int8": "signed char"}.get(d.name, d.name)
+
+
+def masked_fill(input, mask, value):
+    _check_mask_fill(mask, value)
+    try:
+        np.broadcast_shapes(input._data.shape, mask._data.shape)
+    except ValueError:
+        raise RuntimeError(f"The size of tensor a ({input._data.shape[-1]}) must match the size "
+                           f"of tensor b ({mask._data.shape[-1]}) at non-singleton dimension "
+                           f"(masked_fill: shapes {list(input.shape)} and "
+                           f"{list(mask.shape)})") from None
+    return dispatch(MASKED_FILL, (input, mask, value))
+
+
+def masked_fill_(self, mask, value):
+    _check_mask_fill(mask, value)
+    return inplace(MASKED_FILL, self, (self, mask, value))
+
+
+def _masked_select_kernel(a, mask):
+    a2, m2 = np.broadcast_arrays(a, mask)
+    return a2[m2]
+
+
+def _masked_select_vjp(ctx, g):
+    _, mask = ctx.args
+    shape = np.broadcast_shapes(ctx.shapes[0], mask._data.shape)
+    return masked_scatter(_zeros(shape, g.dtype), mask, g), None
+
+
+MASKED_SELECT = register("masked_select", _masked_select_kernel, save=(1,),
+                         vjp=_masked_select_vjp)
+
+
+def masked_select(input, mask, *, out=None):
+    if mask._dtype is not D.bool:
+        raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+    try:
+        np.broadcast_shapes(input._data.shape, mask._data.shape)
+    except ValueError:
+        raise RuntimeError(f"masked_select(): shapes {list(input.shape)} and "
+                           f"{list(mask.shape)} are not broadcastable") from None
+    res = dispatch(MASKED_SELECT, (input, mask))
+    return res if out is None else write_out(out, res, "masked_select")
+
+
+def _masked_scatter_kernel(a, mask, source):
+    out = np.array(a, copy=True)
+    m = np.broadcast_to(mask, a.shape)
+    k = int(np.count_nonzero(m))
+    if k > source.size:
+        raise RuntimeError("masked_scatter: expected source to have at least as many elements "
+                           "as ones in mask")
+    out[m] = source.reshape(-1)[:k]
+    return out
+
+
+def _masked_scatter_vjp(ctx, g):
+    _, mask, _ = ctx.args
+    gi = g.masked_fill(mask, 0) if ctx.needs_input_grad[0] else None
+    gs = None
+    if ctx.needs_input_grad[2]:
+        src_shape = ctx.shapes[1 + 1]
+        numel = int(np.prod(src_shape))
+        picked = masked_select(g, mask)
+        pad = numel - picked._data.shape[0]
+        gs = S.cat([picked, _zeros((pad,), g.dtype)]) if pad else picked
+        gs = S.reshape(gs, src_shape)
+    return gi, None, gs
+
+
+MASKED_SCATTER = register("masked_scatter", _masked_scatter_kernel, save=(1,),
+                          vjp=_masked_scatter_vjp)
+
+
+def masked_scatter(input, mask, source):
+    if mask._dtype is not D.bool:
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {_cpp_name(mask._dtype)}")
+    if source._dtype is not input._dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got {type_name(input._dtype)} and {type_name(source._dtype)}")
+    shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
+    if shape != input._data.shape:
+        input = input.expand(shape)
+    return dispatch(MASKED_SCATTER, (input, mask, source))
+
+
+def masked_scatter_(self, mask, source):
+    if mask._dtype is not D.bool:
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {_cpp_name(mask._dtype)}")
+    return inplace(MASKED_SCATTER, self, (self, mask, source))
+
+
+# ----------------------------------------------------------------------- where / nonzero
+
+def _where_vjp(ctx, g):
+    cond = ctx.args[0]
+    zero = _const(0, g.dtype)
+    ga = dispatch(WHERE, (cond, g, zero)) if ctx.needs_input_grad[1] else None
+    gb = dispatch(WHERE, (cond, zero, g)) if ctx.needs_input_grad[2] else None
+    return None, ga, gb
+
+
+WHERE = pointwise("where", lambda c, a, b: np.where(c, a, b), 3, DEFAULT, vjp=_where_vjp,
+                  save=(0,))
+
+
+def where(condition, input=None, other=None, *, out=None):
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    if not isinstance(condition, Tensor):
+        raise TypeError(f"where(): argument 'condition' must be Tensor, not "
+                        f"{type(condition).__name__}")
+    if condition._dtype is D.uint8:
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated "
+                      "and will be removed in a future version of PyTorch. Use a boolean "
+                      "condition instead.", UserWarning, stacklevel=2)
+        condition = condition.bool()
+    elif condition._dtype is not D.bool:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {type_name(condition._dtype)}")
+    res = dispatch(WHERE, (condition, input, other))
+    return res if out is None else write_out(out, res, "where")
+
+
+NONZERO = register("nonzero", lambda a: np.argwhere(a).astype(np.int64))
+NONZERO_NUMPY = register("nonzero_numpy",
+                         lambda a: tuple(i.astype(np.int64) for i in np.nonzero(np.atleast_1d(a))))
+
+
+def nonzero(input, *, out=None, as_tuple=False):
+    if as_tuple:
+        return dispatch(NONZERO_NUMPY, (input,))
+    res = dispatch(NONZERO, (input,))
+    return res if out is None else write_out(out, res, "nonzero")
+
+
+def argwhere(input):
+    return dispatch(NONZERO, (input,))
+
+
+_export(index_put, index_put_, gather, scatter, scatter_add, index_select, index_add,
+        index_fill, take, masked_fill, masked_select, masked_scatter, where, nonzero,
+        argwhere)
+
+
+def _install():
+    T = Tensor
+    T.__getitem__ = __getitem__
+    T.__setitem__ = __setitem__
+    T.index_put = index_put
+    T.index_put_ = index_put_
+    T.gather = gather
+    T.scatter = scatter
+    T.scatter_ = scatter_
+    T.scatter_add = scatter_add
+    T.scatter_add_ = scatter_add_
+    T.index_select = index_select
+    T.index_add = index_add
+    T.index_add_ = index_add_
+    T.index_fill = index_fill
+    T.index_fill_ = index_fill_
+    T.take = take
+    T.masked_fill = masked_fill
+    T.masked_fill_ = masked_fill_
+    T.masked_select = masked_select
+    T.masked_scatter = masked_scatter
+    T.masked_scatter_ = masked_scatter_
+    T.where = lambda self, condition, other: where(condition, self, other)
+    T.nonzero = nonzero
+    T.argwhere = argwhere
+
+
+_install()

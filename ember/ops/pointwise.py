@@ -227,8 +227,6 @@ def _pow_kernel(a, b):
     b_int = not isinstance(b, np.ndarray) or b.dtype.kind in "iub"
     if a_int and b_int:
         b_arr = np.asarray(b)
-        if b_arr.ndim == 0 and b_arr < 0 and not isinstance(b, np.ndarray):
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
         if np.any(b_arr < 0):
             # PyTorch: x ** -n for integers is 1 for x == 1, +-1 for x == -1, else 0
             a_arr = np.asarray(a)
@@ -289,7 +287,7 @@ for _n, _k in {"logical_and": np.logical_and, "logical_or": np.logical_or,
 for _n, _k in {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
                "bitwise_xor": np.bitwise_xor}.items():
     _public(_binary(_n, _k, None, DEFAULT, allowed=INTEGRAL))
-for _op in (MUL, POW, MAXIMUM, MINIMUM, FLOOR_DIVIDE, REMAINDER):
+for _op in (MUL, MAXIMUM, MINIMUM, FLOOR_DIVIDE, REMAINDER):
     _public(_op)
 for _alias, _target in {"greater": "gt", "greater_equal": "ge", "less": "lt",
                         "less_equal": "le", "not_equal": "ne", "multiply": "mul",
@@ -325,6 +323,19 @@ def sub(input, other, *, alpha=1, out=None):
     return res if out is None else write_out(out, res, "sub")
 
 
+def _pow_check(a, b):
+    """A Python negative int exponent of an integer tensor is an error (a tensor one is not)."""
+    if isinstance(b, int) and not isinstance(b, bool) and b < 0 and \
+            isinstance(a, Tensor) and a._dtype._kind < 2:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
+def pow(input, exponent, *, out=None):
+    _pow_check(input, exponent)
+    res = dispatch(POW, (input, exponent))
+    return res if out is None else write_out(out, res, "pow")
+
+
 def rsub(input, other, *, alpha=1):
     return sub(other, input, alpha=alpha)
 
@@ -340,7 +351,7 @@ def true_divide(input, other, *, out=None):
 
 
 subtract, divide = sub, div
-__all__ += ["add", "sub", "rsub", "div", "true_divide", "subtract", "divide"]
+__all__ += ["pow", "add", "sub", "rsub", "div", "true_divide", "subtract", "divide"]
 
 
 def _install_methods():
@@ -381,7 +392,9 @@ def _install_methods():
     T.__mod__ = lambda a, b: dispatch(REMAINDER, (a, b))
     T.__rmod__ = lambda a, b: dispatch(REMAINDER, (b, a))
     T.__imod__ = lambda a, b: inplace(REMAINDER, a, (a, b))
-    T.__pow__ = lambda a, b, mod=None: dispatch(POW, (a, b))
+    T.__pow__ = lambda a, b, mod=None: pow(a, b)
+    T.pow = pow
+    T.pow_ = lambda self, exponent: _pow_check(self, exponent) or inplace(POW, self, (self, exponent))
     T.__rpow__ = lambda a, b: dispatch(POW, (b, a))
     T.__ipow__ = lambda a, b: inplace(POW, a, (a, b))
     T.__neg__ = _neg
@@ -400,8 +413,10 @@ def _install_methods():
         setattr(T, f"__r{op_name}__", (lambda f: lambda a, b: f(b, a))(f))
         setattr(T, f"__i{op_name}__", (lambda f: lambda a, b: getattr(a, f.__name__ + "_")(b))(f))
     for cmp in ("eq", "ne", "lt", "le", "gt", "ge"):
+        ordered = cmp not in ("eq", "ne")
         fb = fast_binary(REGISTRY[cmp], _CMP[cmp], (),
-                         lambda d: D.bool if d.np.itemsize != 2 or d is D.int16 else None)
+                         (lambda ordered: lambda d: D.bool if (d.np.itemsize != 2 or d is D.int16)
+                          and not (ordered and d._kind == 3) else None)(ordered))
         setattr(T, f"__{cmp}__", (lambda fb: lambda a, b: fb(a, b) if _cmp_ok(b)
                                   else NotImplemented)(fb))
 

@@ -9,7 +9,6 @@ first, so a rejected call consumes no randomness. In-place samplers run their
 functional op (`uniform`, `normal_functional`, ...) and commit it through copy_.
 Gradients follow PyTorch: sampling ops are differentiable with zero gradients.
 """
-import builtins
 import math
 import operator
 import warnings
@@ -96,13 +95,11 @@ def _dtype_bounds(dtype):
 
 
 def _check_int_arg(v, opname, argname):
-    if isinstance(v, Tensor) or hasattr(v, "__index__") and not isinstance(v, builtins.bool):
-        try:
-            v = operator.index(v)
-        except TypeError:
-            pass
-    if not isinstance(v, int) or isinstance(v, builtins.bool):
-        raise TypeError(f"{opname}(): argument '{argname}' must be int, not {type(v).__name__}")
+    try:
+        v = operator.index(v)
+    except TypeError:
+        raise TypeError(f"{opname}(): argument '{argname}' must be int, not "
+                        f"{type(v).__name__}") from None
     if not -(1 << 63) <= v < (1 << 63):
         raise ValueError("Overflow when unpacking long long")
     return v
@@ -153,18 +150,6 @@ def _result(res, out, name, requires_grad, device):
     return _finish(res, requires_grad, device)
 
 
-def _sizes(size, size_kw, opname):
-    if size_kw is not None:
-        if size:
-            raise TypeError(f"{opname}() got multiple values for argument 'size'")
-        size = (size_kw,)
-    if len(size) == 1 and not isinstance(size[0], (list, tuple, D.builtins.int, Tensor)) \
-            and not hasattr(size[0], "__index__"):
-        raise TypeError(f"{opname}(): argument 'size' (position 1) must be tuple of ints, "
-                        f"not {type(size[0]).__name__}")
-    return _size(size)
-
-
 # ------------------------------------------------------------ rand / randn
 
 def _rand_kernel(size, generator, dtype):
@@ -180,33 +165,37 @@ RAND = _rand_op("rand", _rand_kernel)
 RANDN = _rand_op("randn", _randn_kernel)
 
 
-def _factory(op, kernel_name):
-    def fn(*size, size_=None, generator=None, out=None, dtype=None, layout=None, device=None,
-           requires_grad=False, pin_memory=False, names=None):
-        shape = _sizes(size, size_, op.name)
-        dt = _out_dtype(dtype, out, D.get_default_dtype())
-        _check_floating(dt, kernel_name)
-        res = dispatch(op, (shape, get_generator(generator), dt))
-        return _result(res, out, op.name, requires_grad, device)
-    return fn
-
-
-_rand = _factory(RAND, "check_uniform_bounds")
-_randn = _factory(RANDN, "normal_kernel_cpu")
+def _sample(op, kernel_name, size, kw, generator, out, dtype, device, requires_grad):
+    """rand/randn: `size` as ints, one tuple/list, or size=; float/complex dtypes only."""
+    if "size" in kw:
+        if size:
+            raise TypeError(f"{op.name}() got multiple values for argument 'size'")
+        size = (kw.pop("size"),)
+    kw.pop("names", None)
+    if kw:
+        raise TypeError(f"{op.name}() got an unexpected keyword argument '{next(iter(kw))}'")
+    if len(size) == 1 and isinstance(size[0], float):
+        raise TypeError(f"{op.name}(): argument 'size' (position 1) must be tuple of ints, "
+                        f"not float")
+    shape = _size(size)
+    dt = _out_dtype(dtype, out, D.get_default_dtype())
+    _check_floating(dt, kernel_name)
+    res = dispatch(op, (shape, get_generator(generator), dt))
+    return _result(res, out, op.name, requires_grad, device)
 
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False, **kw):
-    """Uniform [0, 1) numbers; `size` as ints, a tuple/list, or size=."""
-    return _rand(*size, size_=kw.pop("size", None), generator=generator, out=out, dtype=dtype,
-                 device=device, requires_grad=requires_grad, **kw)
+    """Uniform [0, 1) numbers."""
+    return _sample(RAND, "check_uniform_bounds", size, kw, generator, out, dtype, device,
+                   requires_grad)
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False, **kw):
     """Standard normal numbers (complex: each part has variance 1/2)."""
-    return _randn(*size, size_=kw.pop("size", None), generator=generator, out=out, dtype=dtype,
-                  device=device, requires_grad=requires_grad, **kw)
+    return _sample(RANDN, "normal_kernel_cpu", size, kw, generator, out, dtype, device,
+                   requires_grad)
 
 
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
@@ -254,7 +243,7 @@ def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None,
         if not args:
             raise TypeError("randint() missing required argument 'size'")
         args, size = args[:-1], args[-1]
-    if not isinstance(size, (tuple, list, D.builtins.tuple)) and not isinstance(size, Tensor):
+    if not isinstance(size, (tuple, list)):
         raise TypeError(f"randint(): argument 'size' must be tuple of ints, not "
                         f"{type(size).__name__}")
     lo, hi = _randint_bounds(args, low, high, "randint")
@@ -308,8 +297,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
 def _normal_kernel(mean, std, generator, dtype):
     shape = np.broadcast_shapes(np.shape(mean), np.shape(std))
     z = _draw(normal01, generator, shape, D.float64, grid=_grid(dtype))
-    m = np.asarray(mean, np.float64) if not np.iscomplexobj(mean) else mean
-    return (m + np.asarray(std, np.float64) * z).astype(dtype.np)
+    return (np.asarray(mean, np.float64) + np.asarray(std, np.float64) * z).astype(dtype.np)
 
 
 NORMAL = _rand_op("normal", _normal_kernel, differentiable=True)
@@ -352,11 +340,11 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
         raise TypeError("normal() received an invalid combination of arguments: a tensor mean "
                         "or std takes no size, dtype or requires_grad")
     for x in (mean, std):
-        if not isinstance(x, (Tensor, int, float)) or isinstance(x, builtins.bool):
+        if not isinstance(x, (Tensor, int, float)) or isinstance(x, bool):
             raise TypeError(f"normal(): expected Tensor or float, got {type(x).__name__}")
     dt = D.result_dtype(tensors)
     if dt._kind < 2:
-        dt = D.get_default_dtype() if builtins.any(t.dtype._kind >= 2 for t in tensors) else dt
+        dt = D.get_default_dtype() if any(t.dtype._kind >= 2 for t in tensors) else dt
     _check_floating(dt, "normal_kernel_cpu")
     if dt.is_complex:
         raise _not_implemented("normal_kernel_cpu", dt)
@@ -400,7 +388,7 @@ def _check_p_tensor(p):
 
 
 def _check_p_float(p):
-    if not isinstance(p, (int, float)) or isinstance(p, builtins.bool):
+    if not isinstance(p, (int, float)) or isinstance(p, bool):
         raise TypeError(f"bernoulli(): argument 'p' must be float, not {type(p).__name__}")
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_fmt(p)}")
@@ -446,24 +434,23 @@ def bernoulli_(self, p=0.5, *, generator=None):
 # -------------------------------------------------------------- multinomial
 
 def _multinomial_kernel(input, num_samples, replacement, generator):
-    """With replacement: inverse CDF of one uniform per sample. Without: the k smallest
-    exponential(1) / p keys per row (exponential race), ties keep index order."""
+    """With replacement: inverse CDF of one uniform per sample (row by row). Without:
+    the k smallest exponential(1) / p keys per row (exponential race), ties in index
+    order, so zero-probability categories come last."""
     p = np.atleast_2d(input).astype(np.float64)
     rows, k = p.shape
     grid = _grid(D._FROM_NP[input.dtype])
     if replacement:
-        cdf = np.cumsum(p, axis=1)
-        cdf /= cdf[:, -1:]
         u = uniform01(generator, rows * num_samples, grid).reshape(rows, num_samples)
-        offs = np.arange(rows, dtype=np.float64)[:, None]
-        idx = np.searchsorted((cdf + 2 * offs).ravel(), (u + 2 * offs).ravel(), side="right")
-        idx = idx.reshape(rows, num_samples) - k * np.arange(rows)[:, None]
-        last = k - 1 - np.argmax(p[:, ::-1] > 0, axis=1)     # guards u >= rounded cdf[-1]
-        out = np.minimum(idx, last[:, None])
+        cdf = np.cumsum(p, axis=1)
+        cdf /= cdf[:, -1:]        # the last entry is exactly 1 > u: no index past the end
+        out = np.stack([np.searchsorted(cdf[r], u[r], side="right") for r in range(rows)]) \
+            if rows else np.zeros((0, num_samples), np.int64)
     else:
         u = uniform01(generator, rows * k, grid).reshape(rows, k)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):
             keys = -np.log1p(-u) / p
+        keys[np.isnan(keys)] = np.inf
         out = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
     out = out.astype(np.int64)
     return out if input.ndim == 2 else out[0]
@@ -489,7 +476,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if p.size and (p.reshape(-1, p.shape[-1]).sum(axis=1) <= 0).any():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    res = dispatch(MULTINOMIAL, (input, num_samples, builtins.bool(replacement),
+    res = dispatch(MULTINOMIAL, (input, num_samples, bool(replacement),
                                  get_generator(generator)))
     return res if out is None else write_out(out, res, "multinomial")
 
@@ -504,10 +491,18 @@ def _inplace_op(name, kernel):
 UNIFORM = _inplace_op("uniform", lambda self, a, b, gen: _draw(
     lambda g, n, d: uniform01(g, n, d) * (b - a) + a, gen, self.shape,
     D._FROM_NP[self.dtype]))
-NORMAL_FN = _inplace_op("normal_functional", lambda self, mean, std, gen: _draw(
-    lambda g, n, d: normal01(g, n, d) * std + mean, gen, self.shape, D._FROM_NP[self.dtype],
-    grid=_grid(D._FROM_NP[self.dtype]),
-    scale=math.sqrt(0.5) if self.dtype.kind == "c" else None))
+
+
+def _normal_fn_kernel(self, mean, std, gen):
+    """normal_: complex tensors get mean on both parts and std / sqrt(2) (PyTorch)."""
+    dt = D._FROM_NP[self.dtype]
+    if dt.is_complex:
+        std = std / math.sqrt(2)
+    return _draw(lambda g, n, d: normal01(g, n, d) * std + mean, gen, self.shape, dt,
+                 grid=_grid(dt))
+
+
+NORMAL_FN = _inplace_op("normal_functional", _normal_fn_kernel)
 RANDOM = _inplace_op("random", lambda self, lo, hi, gen: integers(
     gen, self.size, lo, hi - lo).astype(self.dtype).reshape(self.shape))
 EXPONENTIAL = _inplace_op("exponential", lambda self, lambd, gen: _draw(

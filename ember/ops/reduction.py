@@ -451,6 +451,8 @@ def _logical(op, input, dim, keepdim, out):
         from ._elementwise import type_name
         raise RuntimeError(f"{op.name} only supports bool tensor for result, got: "
                            f"{type_name(out._dtype)}")
+    if out._dtype is D.bool and res._dtype is D.uint8:
+        res = res.bool()
     return write_out(out, res, op.name)
 
 

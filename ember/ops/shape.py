@@ -176,7 +176,8 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
 
 
 def _expand_kernel(a, shape):
-    return np.broadcast_to(a, shape)
+    b = np.broadcast_to(a, shape)          # validates; read-only, so rebuild writable
+    return np.lib.stride_tricks.as_strided(a, b.shape, b.strides)
 
 
 def _expand_meta(a, shape):
@@ -610,9 +611,6 @@ DIAGONAL_SCATTER = register("diagonal_scatter", _diagonal_scatter_kernel, save=(
 
 def _diag_dims(input, dim1, dim2, opname):
     n = input._data.ndim
-    if n < 2:
-        raise RuntimeError(f"{opname}(): expected a tensor with at least 2 dimensions, "
-                           f"but got {n}")
     d1, d2 = _wrap_dim(dim1, n, opname), _wrap_dim(dim2, n, opname)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
@@ -677,6 +675,9 @@ def unfold(self, dimension, size, step):
 
 def movedim(input, source, destination):
     n = input._data.ndim
+    if isinstance(source, int) != isinstance(destination, int):
+        raise TypeError(f"movedim() received an invalid combination of arguments - got "
+                        f"({type(source).__name__}, {type(destination).__name__})")
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     if len(src) != len(dst):
@@ -723,9 +724,13 @@ def view_as_real(input):
 
 
 def view_as_complex(input):
+    from .. import _dtype as D
     d = input._dtype
+    if d is D.float16:
+        raise NotImplementedError("view_as_complex: ember has no complex32 (ComplexHalf) dtype")
     if d.name not in ("float32", "float64"):
-        raise RuntimeError(f"view_as_complex is only supported for float and double tensors, "
+        raise RuntimeError(f"view_as_complex is only supported for half, float and double "
+                           f"tensors, "
                            f"but got a tensor of scalar type: {_type_name(d)}")
     if input._data.ndim == 0 or input._data.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")

@@ -1,0 +1,1 @@
+"""ember.utils: helpers mirroring torch.utils."""
