@@ -269,6 +269,7 @@ def machine():
         "commit": _git_commit(),
         "cpu": _cpu_name(),
         "cores": os.cpu_count(),
+        "load_average_1min": round(os.getloadavg()[0], 2),
         "python": platform.python_version(),
         "numpy": f"{np.__version__} ({blas['name']} {blas.get('version', '')})",
         "torch": f"{torch.__version__} ({torch_blas}, {torch.get_num_threads()} threads)",
@@ -320,7 +321,8 @@ def markdown(meta, rows):
         f"ember vs PyTorch, {meta['date']} — {meta['cpu']}, {meta['cores']} cores, "
         f"Python {meta['python']}, ember at {meta['commit'] or 'unknown commit'}",
         "",
-        f"NumPy {meta['numpy']}; torch {meta['torch']}; BLAS env: {env}. "
+        f"NumPy {meta['numpy']}; torch {meta['torch']}; BLAS env: {env}; "
+        f"load average {meta['load_average_1min']} at start. "
         "Times are the best of interleaved repeats (the JSON also has medians); "
         "ratios are ember time / other time, lower is better for ember.",
         "",
@@ -342,6 +344,9 @@ def markdown(meta, rows):
 
 def main():
     meta = machine()
+    if meta["load_average_1min"] > 0.5 * meta["cores"]:
+        print(f"warning: load average {meta['load_average_1min']} on {meta['cores']} cores; "
+              "timings will be noisy", file=sys.stderr)
     rows = []
     for bench in (bench_dispatch, bench_mlp, bench_matmul, bench_import):
         print(f"running {bench.__name__} ...", file=sys.stderr, flush=True)

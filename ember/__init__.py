@@ -31,6 +31,7 @@ from .random import (manual_seed, seed, initial_seed, get_rng_state, set_rng_sta
 from . import autograd
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                                  is_grad_enabled, is_inference_mode_enabled)
+from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from . import _numpy_protocol  # noqa: F401  (Tensor.__array__/__array_ufunc__/...)
 from ._tensor_str import set_printoptions, get_printoptions
 from . import overrides, utils, _subclasses  # noqa: F401

@@ -11,7 +11,7 @@ COUNT = [0, 0]      # [allocated bytes, peak bytes]
 
 
 class _Storage:
-    __slots__ = ("nbytes", "version", "__weakref__")
+    __slots__ = ("nbytes", "version", "_owner", "__weakref__")
 
     def __init__(self, nbytes, C=COUNT):
         self.nbytes = nbytes
@@ -37,6 +37,23 @@ def new_storage(nbytes, _new=object.__new__, S=_Storage, C=COUNT):
     if a > C[1]:
         C[1] = a
     return s
+
+
+def alias_storage(storage):
+    """A storage with its own version counter over `storage`'s memory (Tensor.data):
+    it counts no bytes but keeps `storage`, which does, alive."""
+    s = _Storage(0)
+    s._owner = storage
+    return s
+
+
+def resize_storage(storage, nbytes, C=COUNT):
+    """Accounts for a storage whose array was replaced by one of `nbytes` (out= resize)."""
+    a = C[0] + nbytes - storage.nbytes
+    storage.nbytes = nbytes
+    C[0] = a
+    if a > C[1]:
+        C[1] = a
 
 
 def memory_allocated(device=None):

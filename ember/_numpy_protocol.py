@@ -81,6 +81,10 @@ def __array__(self, dtype=None, copy=None):
     return a.copy() if copy else a
 
 
+def _no_out(out):
+    return out is None or (isinstance(out, tuple) and all(o is None for o in out))
+
+
 _UFUNC_KWARGS = {"out", "where", "casting", "order", "subok", "signature"}
 
 
@@ -89,15 +93,24 @@ def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
     if method != "__call__":
         raise TypeError(f"numpy.{name}.{method}() is not supported on ember Tensors; use the "
                         f"ember reduction/function instead")
-    bad = [k for k in kwargs if k in _UFUNC_KWARGS and
-           not (k == "out" and kwargs[k] in (None, (None,) * ufunc.nout))]
+    bad = [k for k in kwargs if k in _UFUNC_KWARGS and not (k == "out" and _no_out(kwargs[k]))]
     if bad:
         raise TypeError(f"numpy.{name}(): argument '{bad[0]}' is not supported with ember "
                         "Tensors")
     target = _UFUNCS.get(name)
     if target is None:
         raise TypeError(f"numpy.{name}() is not supported on ember Tensors")
-    res = _ember(target, name)(*[to_ember(x) for x in inputs])
+    fn = _ember(target, name)
+    args = [to_ember(x) for x in inputs]
+    try:
+        res = fn(*args)
+    except TypeError:
+        # NumPy takes scalars everywhere; some torch functions (maximum, logical_and)
+        # want tensors: a 0-d tensor promotes like the scalar would.
+        if all(isinstance(a, Tensor) for a in args):
+            raise
+        from .ops.creation import tensor
+        res = fn(*[a if isinstance(a, Tensor) else tensor(a) for a in args])
     dt = _dtype(kwargs.get("dtype"))
     return res if dt is None else res.to(dt)
 

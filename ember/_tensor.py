@@ -11,7 +11,7 @@ import numpy as np
 from . import _dtype as D
 from ._device import CPU, as_device
 from ._dispatch import STATE, TF, DisableTorchFunctionSubclass, convert, overrides_tf
-from ._memory import _Storage, new_storage
+from ._memory import _Storage, new_storage, alias_storage
 
 
 class Tensor:
@@ -110,7 +110,7 @@ class Tensor:
 
     def stride(self, dim=None):
         a = self._data
-        if a.size == 0:
+        if a.size == 0 or self._backend == "meta":   # meta: no data, report contiguous
             st = _contiguous_strides(a.shape)     # NumPy's strides of empty arrays vary
         else:
             isz = a.itemsize
@@ -166,6 +166,9 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to "
                 "use a computed variable in a subgraph that doesn't require differentiation "
                 "use var_no_grad = var.detach().")
+        if requires_grad and self.is_inference() and not STATE.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
         if requires_grad and not (self._dtype.is_floating_point or self._dtype.is_complex):
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                f"gradients (got {self._dtype})")
@@ -201,7 +204,7 @@ class Tensor:
     @property
     def data(self):
         t = _alias(self, self._data)
-        t._storage = _Storage(0)
+        t._storage = alias_storage(self._storage)
         if self.__class__ is not Tensor:
             t.__class__ = self.__class__
         return t

@@ -435,8 +435,9 @@ def test_masks(case):
     check(case[1], *case[2:])
 
 
-def test_setitem_casts_value_without_grad():
-    check(_set(lambda L, y: I(L, [2]), lambda L, v: v[:1].double()), A[0], A[1], grad=False)
+def test_setitem_dtype_rules():
+    check(_set(lambda L, y: 2, lambda L, v: v[:1].double()), A[0], A[1])
+    check_error(_set(lambda L, y: I(L, [2]), lambda L, v: v[:1].double()), A[0], A[1])
 
 
 def test_scatter_index_smaller_than_src():

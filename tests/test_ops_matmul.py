@@ -168,6 +168,10 @@ ERRORS = [
     ("mm-bool", lambda L, a, b: L.mm(a, b), np.ones((2, 2), bool), np.ones((2, 2), bool)),
     ("dot-bool", lambda L, a, b: L.dot(a, b), np.ones(2, bool), np.ones(2, bool)),
     ("mv-bool", lambda L, a, b: L.mv(a, b), np.ones((2, 2), bool), np.ones(2, bool)),
+    ("bmm-bool", lambda L, a, b: L.bmm(a, b), np.ones((1, 2, 2), bool), np.ones((1, 2, 2), bool)),
+    ("matmul-3d-bool", lambda L, a, b: a @ b, np.ones((1, 2, 2), bool), np.ones((2, 2), bool)),
+    ("matmul-1d-3d-bool", lambda L, a, b: a @ b, np.ones(2, bool), np.ones((1, 2, 2), bool)),
+    ("matmul-3d-1d-bool", lambda L, a, b: a @ b, np.ones((1, 2, 2), bool), np.ones(2, bool)),
 ]
 
 

@@ -15,6 +15,7 @@ def _tol(x):
 TIES = np.array([[1., 3., 3.], [5., 5., -1.], [2., 2., 2.]], np.float32)
 INTS = np.array([[3, -1, 3], [0, 7, 7]], np.int64)
 WITH_ZEROS = np.array([[0., 2., 3.], [0., 0., 4.], [1., 2., 3.]], np.float64)
+CPLX = (randn(3, 2) + 1j * randn(3, 2, seed=3)).astype(np.complex64)
 NAN = np.array([[1., np.nan, 3.], [4., 2., np.nan]], np.float32)
 
 
@@ -71,7 +72,7 @@ PROD = [
     ("half", lambda L, a: a.prod(1), randn(2, 3, dtype=np.float16)),
     ("bf16-dtype", lambda L, a: a.bfloat16().prod(dtype=L.float32), randn(2, 3)),
     ("dtype", lambda L, a: a.prod(1, dtype=L.float64), randn(3, 4)),
-    ("complex", lambda L, a: a.prod(0), (randn(3, 2) + 1j * randn(3, 2, seed=3)).astype(np.complex64)),
+    ("complex", lambda L, a: a.prod(0), CPLX),
 ]
 
 
@@ -244,3 +245,56 @@ LOGICAL = [
 @pytest.mark.parametrize("name,fn,x", LOGICAL, ids=[c[0] for c in LOGICAL])
 def test_all_any(name, fn, x):
     check(fn, x, grad=False)
+
+
+# ------------------------------------------------------------------ var / std
+
+VAR = [
+    ("full", lambda L, f, a: f(a), randn(3, 4)),
+    ("dim", lambda L, f, a: f(a, 1), randn(3, 4)),
+    ("tuple-keepdim", lambda L, f, a: f(a, (0, -1), keepdim=True), randn(2, 3, 4)),
+    ("unbiased-positional", lambda L, f, a: f(a, 1, False, True), randn(3, 4)),
+    ("unbiased-only", lambda L, f, a: f(a, False), randn(3, 4)),
+    ("correction", lambda L, f, a: f(a, 0, correction=0), randn(3, 4)),
+    ("correction-2", lambda L, f, a: f(a, dim=1, correction=2), randn(3, 4)),
+    ("0-d", lambda L, f, a: f(a, correction=0), np.array(2., np.float32)),
+    ("nc", lambda L, f, a: f(a, 0), NC(randn(3, 4))),
+    ("f64", lambda L, f, a: f(a, 1), randn(3, 4, dtype=np.float64)),
+    ("half", lambda L, f, a: f(a, 1), randn(3, 4, dtype=np.float16)),
+    ("complex", lambda L, f, a: f(a, 0), CPLX),
+    ("empty-dim", lambda L, f, a: f(a, 0), randn(0, 3)),
+    ("one-element-dof-0", lambda L, f, a: f(a, 1), randn(2, 1)),
+]
+
+
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0:UserWarning")
+@pytest.mark.parametrize("fname", ["var", "std"])
+@pytest.mark.parametrize("name,fn,x", VAR, ids=[c[0] for c in VAR])
+def test_var_std(fname, name, fn, x):
+    check(lambda L, a: fn(L, getattr(L, fname), a), x, **_tol(x))
+    check(lambda L, a: fn(L, lambda *r, **k: getattr(r[0], fname)(*r[1:], **k), a), x,
+          **_tol(x))
+
+
+@pytest.mark.parametrize("fname", ["var_mean", "std_mean"])
+def test_var_mean(fname):
+    check(lambda L, a: getattr(L, fname)(a, 1, keepdim=True), randn(3, 4))
+    check(lambda L, a: getattr(L, fname)(a, False), randn(3, 4))
+    check(lambda L, a: getattr(L, fname)(a, correction=0), randn(3, 4))
+
+
+def test_var_std_gradcheck():
+    gradcheck(lambda L, a: L.var(a, 1), randn(3, 4, dtype=np.float64))
+    gradcheck(lambda L, a: L.std(a, (0, 1), correction=0), randn(3, 4, dtype=np.float64))
+
+
+def test_var_degrees_of_freedom_warning():
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        assert np.isnan(ember.var(ember.tensor([1.])).item())
+
+
+@pytest.mark.parametrize("fname", ["var", "std"])
+def test_var_std_errors(fname):
+    check_error(lambda L, a: getattr(L, fname)(a), INTS)
+    check_error(lambda L, a: getattr(L, fname)(a), np.array([True]))
+    check_error(lambda L, a: getattr(L, fname)(a, 2), randn(2, 3))

@@ -197,6 +197,8 @@ def test_multi_output_view_inplace_errors_like_torch():
                 parts[0].mul_(2)
         with L.no_grad():
             y.split(2)[0].mul_(2)
+        with pytest.raises(RuntimeError):
+            x.split(2)[0].mul_(2)
     # writing through a single-output view under grad is fine and gives correct grads
     check(lambda L, x: _write_through_narrow(L, x), A)
 

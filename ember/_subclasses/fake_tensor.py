@@ -29,19 +29,19 @@ class FakeTensorMode(TorchDispatchMode):
     def __init__(self, *, allow_non_fake_inputs=False, static_shapes=True):
         super().__init__()
         self.allow_non_fake_inputs = allow_non_fake_inputs
-        self._memo = weakref.WeakKeyDictionary()
+        self._memo = {}         # id(real tensor) -> (weakref to it, its fake)
 
     def from_tensor(self, t, static_shapes=None):
         """A fake tensor with t's shape, dtype, device and requires_grad (memoized)."""
         if t._fake:
             return t
-        fake = self._memo.get(t)
-        if fake is None:
-            fake = wrap_meta(t._data.shape, t._dtype, device=t.device, fake=True)
-            if t.device.type == "meta":
-                fake._device = t._device
-            fake._rg = t._rg
-            self._memo[t] = fake
+        hit = self._memo.get(id(t))
+        if hit is not None and hit[0]() is t:
+            return hit[1]
+        fake = wrap_meta(t._data.shape, t._dtype, device=t.device, fake=True)
+        fake._rg = t._rg
+        key = id(t)
+        self._memo[key] = (weakref.ref(t, lambda _, k=key: self._memo.pop(k, None)), fake)
         return fake
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):

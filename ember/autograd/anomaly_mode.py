@@ -6,7 +6,6 @@ backward raises, and with check_nan raises for a backward that returns NaN.
 """
 import warnings
 
-from .grad_mode import _DecoratorContextManager
 from .graph import _ANOMALY
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
@@ -16,8 +15,8 @@ _WARNING = ("Anomaly Detection has been enabled. This mode will increase the run
             "should only be enabled for debugging.")
 
 
-class detect_anomaly(_DecoratorContextManager):
-    """Context manager / decorator that turns anomaly detection on inside it."""
+class detect_anomaly:
+    """Context manager that turns anomaly detection on inside it."""
 
     def __init__(self, check_nan=True):
         self.check_nan = check_nan
@@ -30,11 +29,6 @@ class detect_anomaly(_DecoratorContextManager):
     def __exit__(self, *exc):
         _ANOMALY.enabled, _ANOMALY.check_nan = self.prev
         return False
-
-    def clone(self):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return self.__class__(self.check_nan)
 
 
 class set_detect_anomaly:

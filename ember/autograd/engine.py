@@ -221,7 +221,7 @@ def _node_pre_hooks(node, gin):
         for h in list(node._node_prehooks):
             r = h(tuple(gin))
             if r is not None:
-                gin = list(r)
+                gin = _hook_result(h, r, len(gin))
     return gin
 
 
@@ -230,24 +230,30 @@ def _post_hooks(node, outs, gin):
         for h in list(node._hooks):
             r = h(tuple(outs), tuple(gin))
             if r is not None:
-                outs = list(r)
+                outs = _hook_result(h, r, len(outs))
     return outs
+
+
+def _hook_result(hook, r, n):
+    r = list(r) if isinstance(r, (tuple, list)) else [r]
+    if len(r) != n:
+        name = getattr(hook, "__name__", type(hook).__name__)
+        raise RuntimeError(f"hook '{name}' has returned an incorrect number of values (got "
+                           f"{len(r)}, but expected {n})")
+    return r
 
 
 def _apply(node, gin, handed):
     if _ANOMALY.enabled:
         try:
             outs = node.apply(gin)
-        except Exception as e:
+            if _ANOMALY.check_nan:
+                _check_nan(node, outs)
+        except Exception:
             if node._anomaly_trace:
                 warnings.warn(f"Error detected in {node.name()}. Traceback of forward call "
                               f"that caused the error:\n{node._anomaly_trace}", stacklevel=2)
             raise
-        if _ANOMALY.check_nan:
-            for i, g in enumerate(outs):
-                if isinstance(g, Tensor) and np.isnan(g._data).any():
-                    raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
-                                       f"{i}th output.")
     else:
         outs = node.apply(gin)
     outs = list(outs)
@@ -263,6 +269,13 @@ def _apply(node, gin, handed):
     if node._user_grads:
         handed.update(id(g._storage) for g in outs if g is not None)
     return outs
+
+
+def _check_nan(node, outs):
+    for i, g in enumerate(outs):
+        if isinstance(g, Tensor) and np.isnan(g._data).any():
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                               "output.")
 
 
 def _validate(node, i, g, shape, dtype):
@@ -332,6 +345,8 @@ def _obeys_layout(g, var):
 
 def _copy_like(g, var):
     """A fresh gradient laid out like `var` if it is dense, else contiguous."""
+    if g._backend == "meta":       # meta/fake gradients have no data to copy
+        return g.detach()
     b = var._data
     out = np.empty_like(b) if (not b.flags.c_contiguous and _dense(b)) else np.empty(b.shape, b.dtype)
     np.copyto(out, g._data)

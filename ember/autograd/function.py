@@ -9,6 +9,8 @@ backward runs the user's `backward` (in grad mode only under create_graph), chec
 how many gradients came back, and drops the ones for non-tensor arguments.
 """
 import functools
+import inspect
+import warnings
 
 from .._dispatch import STATE
 from .._tensor import Tensor, _alias
@@ -76,7 +78,7 @@ class BackwardCFunction(Node, FunctionCtx):
         if self.materialize_grads:
             grads = [g if g is not None or meta is None else _zeros(meta)
                      for g, meta in zip(grads, self._out_meta)]
-        res = self._forward_cls.backward(self, *grads)
+        res = _user_backward(self._forward_cls)(self, *grads)
         if not isinstance(res, tuple):
             res = (res,)
         return self._to_next(res)
@@ -108,6 +110,15 @@ class BackwardCFunction(Node, FunctionCtx):
         return tuple(self.apply(list(grads)))
 
 
+def _user_backward(cls):
+    """The user's `backward`, or `vjp` (its alias); defining both is an error, as in torch."""
+    bwd, vjp = cls.backward, cls.vjp
+    if bwd is not Function.backward and vjp is not Function.vjp:
+        raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not "
+                           "allowed. You should only implement one of them.")
+    return vjp if vjp is not Function.vjp else bwd
+
+
 def _zeros(meta):
     from ..ops.creation import zeros
     shape, dtype = meta
@@ -127,7 +138,10 @@ class Function(metaclass=FunctionMeta):
     setup_context(ctx, inputs, output)] and backward(ctx, *grad_outputs)."""
 
     def __init__(self, *args, **kwargs):
-        pass
+        warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd "
+                      "functions are all static, so you should invoke them on the class itself. "
+                      "Instantiating an autograd function will raise an error in a future "
+                      "version of PyTorch.", DeprecationWarning, stacklevel=2)
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(
@@ -150,7 +164,11 @@ class Function(metaclass=FunctionMeta):
                                   "your custom autograd.Function to use it with backward mode "
                                   "AD.")
 
-    vjp = backward
+    @staticmethod
+    def vjp(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward mode "
+                                  "AD.")
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
@@ -159,19 +177,20 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        if kwargs:
-            raise TypeError(f"{cls.__name__}.apply() takes positional arguments only "
-                            f"(got keyword arguments {sorted(kwargs)})")
+        new_style = cls.setup_context is not Function.setup_context
+        if new_style and kwargs:
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, {}
         ctx = cls._backward_cls()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
-        new_style = cls.setup_context is not Function.setup_context
         prev = STATE.grad_enabled
         STATE.grad_enabled = False
         try:
             if new_style:
                 out = cls.forward(*args)
             else:
-                out = cls.forward(ctx, *args)
+                out = cls.forward(ctx, *args, **kwargs)
         finally:
             STATE.grad_enabled = prev
         if new_style:
@@ -188,7 +207,8 @@ def _wrap_outputs(ctx, args, out, executable):
     dirty = {id(t) for t in (ctx.dirty_tensors or ())}
     nondiff = {id(t) for t in (ctx.non_differentiable or ())}
     for t in ctx.dirty_tensors or ():
-        if id(t) not in inputs:
+        t._storage.version += 1
+        if not any(t is o for o in outs):
             raise RuntimeError("Some elements marked as dirty during the forward method were not "
                                "returned as output. The inputs that are modified inplace must "
                                "all be outputs of the Function.")
@@ -280,8 +300,7 @@ def once_differentiable(fn):
         if not prev:
             return outputs
         tup = outputs if isinstance(outputs, tuple) else (outputs,)
-        ins = [a for a in args if isinstance(a, Tensor) and a._rg]
-        if not ins:
+        if not any(isinstance(a, Tensor) and a._rg for a in args):
             return outputs
         node = _DelayedError("trying to differentiate twice a function that was marked with "
                              "@once_differentiable", len(tup))

@@ -8,6 +8,7 @@ PyTorch's engine does). A saved output is kept as a detached alias; unpacking it
 re-attaches this node as its grad_fn, which is what double backward needs.
 """
 import itertools
+import os
 import traceback
 import weakref
 
@@ -33,7 +34,7 @@ class Node:
         # a C-level counter: bumping a class attribute would flush CPython's type cache
         self._sequence_nr = next(_SEQ)
         if _ANOMALY.enabled:
-            self._anomaly_trace = "".join(traceback.format_stack()[:-3])
+            self._anomaly_trace = _forward_trace()
 
     @property
     def metadata(self):
@@ -83,6 +84,15 @@ class Node:
 
 
 _SEQ = itertools.count(1)
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _forward_trace():
+    """The user's stack at node creation, without ember's own frames at the end."""
+    frames = traceback.extract_stack()
+    while frames and frames[-1].filename.startswith(_PKG):
+        frames.pop()
+    return "".join(traceback.format_list(frames))
 
 
 def retain_grad(t):

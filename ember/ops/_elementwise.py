@@ -11,7 +11,8 @@ import builtins
 import numpy as np
 
 from .. import _dtype as D
-from .._dispatch import STATE, dispatch
+from .._dispatch import STATE, TF, dispatch
+from .._memory import resize_storage
 from .._tensor import Tensor, wrap
 from ._registry import OpDef, REGISTRY
 
@@ -196,6 +197,7 @@ def write_out(out, res, opname="op"):
         if out._base is not None:
             raise RuntimeError(f"{opname}(): cannot resize an out= tensor that is a view")
         out._data = np.empty(res._data.shape, out._dtype.np)
+        resize_storage(out._storage, out._data.nbytes)
     np.copyto(out._data, res._data, casting="unsafe")
     out._storage.version += 1
     return out
@@ -223,11 +225,12 @@ def fast_binary(op, ufunc, extra=(), result=None):
             fast[d] = r
     new = object.__new__
     state = STATE
+    tf = TF                         # entered function modes also see operators
 
     def entry(a, b):
         if b.__class__ is Tensor and a.__class__ is Tensor:
             d = a._dtype
-            if d is b._dtype and d in fast and not state.modes and \
+            if d is b._dtype and d in fast and not state.modes and not tf.mode_count and \
                     a._backend == "cpu" and b._backend == "cpu":
                 try:
                     out = ufunc(a._data, b._data)

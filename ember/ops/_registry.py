@@ -155,11 +155,13 @@ def run_meta(op, args, like=None):
     """Run `op` without data: outputs are meta tensors of the right shape and dtype.
 
     Note: uses `op.meta` when it returns `(shape, dtype)` (or a tuple of them).
-    Otherwise (and always for view ops) it runs the cpu kernel on zero-filled
+    Otherwise (always for view ops) it runs the cpu kernel on zero-filled
     stand-ins: a meta tensor's `_data` is a zero-strided `broadcast_to` of one zero,
     so inputs cost no memory and views of them stay zero-strided; a non-view
     kernel's outputs are allocated while it runs and then dropped for zero-strided
-    arrays. Ops whose output shape depends on the data (tag
+    arrays. Some metas only raise (the cpu path calls them when the kernel fails):
+    if the meta raises, the kernel runs anyway and the meta's error is re-raised
+    only if the kernel fails too. Ops whose output shape depends on the data (tag
     `dynamic_output_shape`) raise, since zeros would give a silently wrong shape.
     `like` (a meta tensor) gives the outputs' device and fake flag when no input has.
     """
@@ -171,8 +173,12 @@ def run_meta(op, args, like=None):
     if "dynamic_output_shape" in op.tags:
         raise RuntimeError(f"{op.name}: the output shape depends on the data, which meta and "
                            "fake tensors do not have")
+    meta_error = None
     if not op.view and op.meta is not None:
-        outs = _meta_outputs(op.meta(*args))
+        try:
+            outs = _meta_outputs(op.meta(*args))
+        except (RuntimeError, IndexError, TypeError, ValueError) as e:
+            outs, meta_error = None, e    # some metas only raise (called on kernel failure)
         if outs is not None:
             res = tuple(wrap_meta(s, d, like) for s, d in outs)
             return res[0] if len(res) == 1 and not isinstance(outs, list) else res
@@ -180,8 +186,13 @@ def run_meta(op, args, like=None):
              [x._data if isinstance(x, Tensor) else x for x in a]
              if isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor) else a
              for a in args]
-    with np.errstate(all="ignore"):
-        res = op.kernels["cpu"](*uargs)
+    try:
+        with np.errstate(all="ignore"):
+            res = op.kernels["cpu"](*uargs)
+    except Exception as e:
+        if meta_error is not None:
+            raise meta_error from None
+        raise
     if op.view:
         return op.wrap_outputs(res, tensors[0])
     if isinstance(res, (tuple, list)):

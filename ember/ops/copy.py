@@ -13,7 +13,7 @@ import numpy as np
 from .. import _dtype as D
 from .._device import as_device, check_supported
 from .._dispatch import STATE, dispatch
-from .._tensor import Tensor, wrap
+from .._tensor import Tensor
 from . import _elementwise
 from ._registry import OpDef, register, REGISTRY
 
@@ -62,10 +62,12 @@ def cast(t, dtype):
 # ---------------------------------------------------------------------------- copy_
 
 class CopyOp(OpDef):
-    """copy_(self, src): write src (broadcast, cast) into self and rebase autograd."""
+    """copy_(self, src[, non_blocking]): write src (broadcast, cast) into self and rebase
+    autograd. Tensor.copy_ passes all three arguments; in-place ops commit their result
+    with two, and then self takes the result's own history (e.g. MulBackward0)."""
 
     def _execute(self, args):
-        self_, src = args
+        self_, src = args[0], args[1]
         if not isinstance(src, Tensor):
             from .creation import tensor
             src = tensor(src, dtype=self_._dtype)
@@ -86,7 +88,7 @@ class CopyOp(OpDef):
                                    f"broadcastable to self {list(self_.shape)}") from None
         self_._storage.version += 1
         if grad_mode and (src._rg or self_._rg):
-            rebase_history(self_, src)
+            rebase_history(self_, src, explicit=len(args) > 2)
         return self_
 
 
@@ -106,10 +108,6 @@ def check_inplace_allowed(t, dirty=False):
         raise RuntimeError("a leaf Variable that requires grad " +
                            ("has been used" if dirty else "is being used") +
                            " in an in-place operation.")
-    base = t._base
-    if base is not None and base._rg and base.grad_fn is None and t._rg:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
     if t._multi_view and t._rg:
         raise RuntimeError(
             f"Output {t._output_nr} of {_fn_name(t)} is a view and is being modified inplace. "
@@ -124,6 +122,10 @@ def check_inplace_allowed(t, dirty=False):
             "backward associated with the custom Function, leading to incorrect gradients. "
             "This behavior is forbidden. You can fix this by cloning the output of the custom "
             "Function.")
+    base = t._base
+    if base is not None and base._rg and base.grad_fn is None and t._rg:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
 
 
 def _fn_name(t):
@@ -131,17 +133,21 @@ def _fn_name(t):
     return forward_name(t.grad_fn) if t.grad_fn is not None else "a view function"
 
 
-def rebase_history(self_, src):
-    """self_ now holds src's values: give it src's history (CopySlices for views)."""
+def rebase_history(self_, src, explicit=False):
+    """self_ now holds src's values: give it src's history (CopySlices for views).
+
+    An in-place op's result already depends on self's old value, so self simply takes
+    the result's node; an explicit copy_ gets CopyBackwards (zero grad to the old self)."""
     from ..autograd.graph import gradient_edge
     base = self_._base
     if base is None:
-        if (src.grad_fn is not None and src._data.shape == self_._data.shape
+        if (not explicit and src.grad_fn is not None and src._data.shape == self_._data.shape
                 and src._dtype is self_._dtype):
             self_.grad_fn, self_._output_nr = src.grad_fn, src._output_nr
         else:
-            node = _CopyBackwards(src)
-            node.next_functions = ((None, 0), gradient_edge(src) if src._rg else (None, 0))
+            node = _CopyBackwards(self_, src)
+            node.next_functions = (gradient_edge(self_) if self_._rg else (None, 0),
+                                   gradient_edge(src) if src._rg else (None, 0))
             self_.grad_fn, self_._output_nr = node, 0
         self_._rg = True
         return
@@ -168,9 +174,16 @@ def regenerate_view(t):
 
 
 def _geometry(view, base):
-    """(size, stride, offset) of `view` in the memory order of its dense base, and the
-    axis permutation that puts the base in that order."""
+    """(size, stride, offset) of `view` in the memory order of its dense base, the axis
+    permutation that puts the base in that order, and whether the view is a real view
+    (real/imag/view_as_real) of a complex base, which is then seen as view_as_real."""
     b = base._data
+    as_real = b.dtype.kind == "c" and view._data.dtype.kind != "c"
+    if as_real:
+        b = np.lib.stride_tricks.as_strided(b.real, b.shape + (2,), b.strides + (b.itemsize // 2,))
+    if view._data.itemsize != b.itemsize:
+        raise NotImplementedError("in-place on a view with another element size than its base "
+                                  "is not supported under autograd")
     isz = b.itemsize
     perm = tuple(sorted(range(b.ndim), key=lambda d: -b.strides[d]))
     if not (b.flags.c_contiguous or b.size <= 1 or
@@ -181,20 +194,27 @@ def _geometry(view, base):
     if b.flags.c_contiguous or b.size <= 1 or perm == tuple(range(b.ndim)):
         perm = None
     off = (view.data_ptr() - base.data_ptr()) // isz
-    return (tuple(view._data.shape), tuple(s // isz for s in view._data.strides), off, perm)
+    return (tuple(view._data.shape), tuple(s // isz for s in view._data.strides), off, perm,
+            as_real)
 
 
-def _in_memory_order(g, perm):
+def _in_memory_order(g, perm, as_real):
+    if as_real:
+        from .shape import view_as_real
+        g = view_as_real(g.contiguous())
     return (g if perm is None else g.permute(perm)).contiguous()
 
 
-def _from_memory_order(g, perm):
-    if perm is None:
-        return g
-    inv = [0] * len(perm)
-    for i, p in enumerate(perm):
-        inv[p] = i
-    return g.permute(inv)
+def _from_memory_order(g, perm, as_real):
+    if perm is not None:
+        inv = [0] * len(perm)
+        for i, p in enumerate(perm):
+            inv[p] = i
+        g = g.permute(inv)
+    if as_real:
+        from .shape import view_as_complex
+        g = view_as_complex(g.contiguous())
+    return g
 
 
 def _region(gc, size, stride, off):
@@ -211,14 +231,19 @@ from ..autograd.graph import Node  # noqa: E402  (graph imports Tensor only)
 
 
 class _CopyBackwards(Node):
-    def __init__(self, src):
+    """self was overwritten by src: the old self gets zeros, src gets the gradient."""
+
+    def __init__(self, self_, src):
         super().__init__()
+        self._input_meta = ([self_._data.shape, src._data.shape], [self_._dtype, src._dtype])
 
     def name(self):
         return "torch::autograd::CopyBackwards"
 
     def apply(self, grads):
-        return [None, grads[0]]
+        from .creation import zeros_like
+        g = grads[0]
+        return [zeros_like(g), g]
 
 
 class CopySlices(Node):
@@ -234,11 +259,11 @@ class CopySlices(Node):
 
     def apply(self, grads):
         from .shape import as_strided_scatter
-        size, stride, off, perm = self.geom
-        gc = _in_memory_order(grads[0], perm)
+        size, stride, off, perm, as_real = self.geom
+        gc = _in_memory_order(grads[0], perm, as_real)
         g_src = _region(gc, size, stride, off)
         g_old = as_strided_scatter(gc, _zeros(size, gc.dtype), size, stride, off)
-        return [_from_memory_order(g_old, perm), g_src]
+        return [_from_memory_order(g_old, perm, as_real), g_src]
 
 
 class _ViewOfBase(Node):
@@ -255,11 +280,13 @@ class _ViewOfBase(Node):
     def apply(self, grads):
         from .shape import as_strided_scatter
         shape, _ = self.base_meta
-        size, stride, off, perm = self.geom
+        size, stride, off, perm, as_real = self.geom
+        if as_real:
+            shape = tuple(shape) + (2,)
         mem_shape = shape if perm is None else tuple(shape[p] for p in perm)
         g = grads[0]
         full = as_strided_scatter(_zeros(mem_shape, g.dtype), g, size, stride, off)
-        return [_from_memory_order(full, perm)]
+        return [_from_memory_order(full, perm, as_real)]
 
 
 COPY_ = CopyOp("copy_", None, tags=("inplace",))
@@ -268,7 +295,7 @@ _elementwise.COPY_ = COPY_
 
 
 def copy_(self, src, non_blocking=False):
-    return dispatch(COPY_, (self, src))
+    return dispatch(COPY_, (self, src, non_blocking))
 
 
 # ------------------------------------------------------------------------ Tensor.to

@@ -148,10 +148,12 @@ def _split_indices(self_shape, indices):
         if i._dtype not in _INDEX_DTYPES:
             raise IndexError(_BAD_INDEX)
         if i._dtype is D.bool or i._dtype is D.uint8:
+            if i._data.ndim == 0:
+                raise NotImplementedError("index_put: a 0-d bool mask in `indices`")
             parts = _mask_to_indices(i if i._dtype is D.bool else i.bool(), self_shape, d)
             ts.extend(parts)
             dims.extend(range(d, d + len(parts)))
-            d += max(len(parts), 1) if i._data.ndim else 0
+            d += len(parts)
             continue
         ts.append(i)
         dims.append(d)
@@ -245,7 +247,7 @@ def _consumed(item):
 
 def _bad_item(item):
     if isinstance(item, str):
-        raise TypeError(f"new(): invalid data type 'str'")
+        raise TypeError("new(): invalid data type 'str'")
     raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                      f"Variables are valid indices (got {type(item).__name__})")
 
@@ -255,13 +257,7 @@ def _apply_basic(self, key):
     items = [(_as_index_tensor(x) if isinstance(x, (list, np.ndarray)) else x)
              for x in _normalize_key(key)]
     ndim = self._data.ndim
-    used = 0
-    ell = 0
-    for x in items:
-        if x is Ellipsis:
-            ell += 1
-        else:
-            used += _consumed(x)
+    used = sum(_consumed(x) for x in items)
     if used > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     res = self
@@ -352,8 +348,8 @@ def __setitem__(self, key, value):
     res, ts, dims = _apply_basic(self, key)
     if isinstance(value, Tensor):
         value = _strip_leading_ones(value, res._data.ndim if not ts else 0)
-        if value._dtype is not res._dtype:
-            value = value.to(res._dtype)
+        if ts:
+            _check_put_dtype(res, value)     # PyTorch casts only for basic indexing
     elif ts:
         value = _const(value, res._dtype)
     if not ts:
@@ -753,7 +749,7 @@ MASKED_SELECT = register("masked_select", _masked_select_kernel, save=(1,),
 
 def masked_select(input, mask, *, out=None):
     if mask._dtype is not D.bool:
-        raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
     try:
         np.broadcast_shapes(input._data.shape, mask._data.shape)
     except ValueError:

@@ -48,12 +48,12 @@ def _check_mm_dtypes(a, b):
         raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
 
 
-def _check_dot_dtypes(a, b, name="dot"):
+def _check_dot_dtypes(a, b):
     if a.dtype != b.dtype:
-        raise RuntimeError(f"{name} : expected both vectors to have same dtype, but found "
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                            f"{_kind(a)} and {_kind(b)}")
     if a.dtype == np.bool_:
-        raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
+        raise NotImplementedError("\"dot\" not implemented for 'Bool'")
 
 
 def _check_mv_dtypes(m, v):
@@ -66,10 +66,6 @@ def _check_mv_dtypes(m, v):
 
 def _mat_str(shape):
     return "x".join(str(s) for s in shape)
-
-
-def _conj(t):
-    return t.conj() if t.is_complex() else t
 
 
 # ------------------------------------------------------------------------- mm
@@ -93,7 +89,7 @@ def _mm_kernel(a, b):
 def _mm_vjp(ctx, g):
     a, b = ctx.args
     na, nb = ctx.needs_input_grad
-    return (g.mm(_conj(b).t()) if na else None, _conj(a).t().mm(g) if nb else None)
+    return (g.mm(b.conj().t()) if na else None, a.conj().t().mm(g) if nb else None)
 
 
 MM = register("mm", _mm_kernel, vjp=_mm_vjp, amp_policy="lower_precision")
@@ -116,19 +112,24 @@ def _bmm_shape_check(sa, sb):
                            f"[{sa[0]}, {sa[2]}] but got: [{sb[0]}, {sb[1]}].")
 
 
-def _bmm_kernel(a, b):
-    _bmm_shape_check(a.shape, b.shape)
+def _check_bmm_dtypes(a, b):
     if a.dtype != b.dtype:
         raise RuntimeError(f"expected scalar type {_kind(a)} but found {_kind(b)}")
-    _check_mm_dtypes(a, b)
+    if a.dtype == np.bool_:
+        raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
+
+
+def _bmm_kernel(a, b):
+    _bmm_shape_check(a.shape, b.shape)
+    _check_bmm_dtypes(a, b)
     return _product(np.matmul, a, b)
 
 
 def _bmm_vjp(ctx, g):
     a, b = ctx.args
     na, nb = ctx.needs_input_grad
-    return (g.bmm(_conj(b).transpose(1, 2)) if na else None,
-            _conj(a).transpose(1, 2).bmm(g) if nb else None)
+    return (g.bmm(b.conj().transpose(1, 2)) if na else None,
+            a.conj().transpose(1, 2).bmm(g) if nb else None)
 
 
 BMM = register("bmm", _bmm_kernel, vjp=_bmm_vjp, amp_policy="lower_precision")
@@ -158,7 +159,7 @@ def _mv_kernel(m, v):
 def _mv_vjp(ctx, g):
     m, v = ctx.args
     nm, nv = ctx.needs_input_grad
-    return (g.unsqueeze(1) * _conj(v) if nm else None, _conj(m).t().mv(g) if nv else None)
+    return (g.unsqueeze(1) * v.conj() if nm else None, m.conj().t().mv(g) if nv else None)
 
 
 MV = register("mv", _mv_kernel, vjp=_mv_vjp)
@@ -187,7 +188,7 @@ def _dot_kernel(a, b):
 def _dot_vjp(ctx, g):
     a, b = ctx.args
     na, nb = ctx.needs_input_grad
-    return (g * _conj(b) if na else None, g * _conj(a) if nb else None)
+    return (g * b.conj() if na else None, g * a.conj() if nb else None)
 
 
 DOT = register("dot", _dot_kernel, vjp=_dot_vjp)
@@ -208,12 +209,10 @@ def _matmul_kernel(a, b):
         _check_dot_dtypes(a, b)
     elif b.ndim == 1:
         _check_mv_dtypes(a, b)
-    elif a.ndim <= 2 and b.ndim <= 2 or b.ndim == 2:
+    elif b.ndim == 2:
         _check_mm_dtypes(a, b)
-    elif a.dtype != b.dtype:
-        raise RuntimeError(f"expected scalar type {_kind(a)} but found {_kind(b)}")
     else:
-        _check_mm_dtypes(a, b)
+        _check_bmm_dtypes(a, b)
     return _product(np.matmul, a, b)
 
 
@@ -243,21 +242,21 @@ def _matmul_vjp(ctx, g):
     na, nb = ctx.needs_input_grad
     da, db = a.ndim, b.ndim
     if da == 1 and db == 1:
-        return (g * _conj(b) if na else None, g * _conj(a) if nb else None)
+        return (g * b.conj() if na else None, g * a.conj() if nb else None)
     if da == 1:                                   # (k) @ (..., k, n) -> (..., n)
-        ga = matmul(_conj(b), g.unsqueeze(-1)).squeeze(-1) if na else None
-        gb = _conj(a).unsqueeze(-1) * g.unsqueeze(-2) if nb else None
+        ga = matmul(b.conj(), g.unsqueeze(-1)).squeeze(-1) if na else None
+        gb = a.conj().unsqueeze(-1) * g.unsqueeze(-2) if nb else None
         return ga, gb
     if db == 1:                                   # (..., m, k) @ (k) -> (..., m)
-        ga = g.unsqueeze(-1) * _conj(b) if na else None
-        gb = _fold(_conj(a)).t().mv(g.reshape(-1)) if nb else None
+        ga = g.unsqueeze(-1) * b.conj() if na else None
+        gb = _fold(a.conj()).t().mv(g.reshape(-1)) if nb else None
         return ga, gb
     if db == 2 and da > 2:                        # a batch of rows times one matrix
-        ga = matmul(g, _conj(b).t()) if na else None
-        gb = _fold(_conj(a)).t().mm(_fold(g)) if nb else None
+        ga = matmul(g, b.conj().t()) if na else None
+        gb = _fold(a.conj()).t().mm(_fold(g)) if nb else None
         return ga, gb
-    ga = matmul(g, _conj(b).mT) if na else None
-    gb = matmul(_conj(a).mT, g) if nb else None
+    ga = matmul(g, b.conj().mT) if na else None
+    gb = matmul(a.conj().mT, g) if nb else None
     return ga, gb
 
 

@@ -208,7 +208,15 @@ def _floor_divide(a, b):
     return np.floor_divide(a, b)
 
 
-FLOOR_DIVIDE = _binary("floor_divide", _floor_divide, None, DEFAULT, allowed=NOT_COMPLEX)
+def _not_implemented_vjp(name):
+    """PyTorch records a node for these ops whose backward raises."""
+    def vjp(ctx, g):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+    return vjp
+
+
+FLOOR_DIVIDE = _binary("floor_divide", _floor_divide, _not_implemented_vjp("floor_divide"),
+                       DEFAULT, allowed=NOT_COMPLEX, save=())
 
 
 def _remainder(a, b):

@@ -21,7 +21,7 @@ from .._random import get_generator, uniform01, normal01, integers
 from .._tensor import Tensor
 from ._elementwise import write_out, type_name, broadcast_shapes
 from ._registry import register
-from .creation import _size, _finish, zeros
+from .creation import _size, _factory, _out_dtype, _result, zeros
 
 __all__ = ["rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
            "rand_like", "randn_like", "randint_like"]
@@ -42,9 +42,14 @@ def _zero_grads(ctx, *grads):
     return tuple(out)
 
 
-def _rand_op(name, kernel, differentiable=False):
-    return register(name, kernel, tags=("random",), save=(),
+def _rand_op(name, kernel, meta, differentiable=False):
+    """A sampler op. `meta` gives (shape, dtype) so meta/fake runs never draw numbers."""
+    return register(name, kernel, tags=("random",), save=(), meta=meta,
                     vjp=_zero_grads if differentiable else None)
+
+
+def _like_self(self, *rest):
+    return tuple(self.shape), self.dtype
 
 
 def _grid(dtype):
@@ -135,21 +140,6 @@ def _check_from_to(from_, to, dtype):
         raise RuntimeError(f"to - 1 is out of bounds for {_C_NAMES[dtype.name]}")
 
 
-def _out_dtype(dtype, out, default):
-    if out is None:
-        return dtype or default
-    if dtype is not None and dtype is not out.dtype:
-        raise RuntimeError(f"dtype {type_name(dtype)} does not match dtype of out parameter "
-                           f"({type_name(out.dtype)})")
-    return out.dtype
-
-
-def _result(res, out, name, requires_grad, device):
-    if out is not None:
-        return write_out(out, res, name)
-    return _finish(res, requires_grad, device)
-
-
 # ------------------------------------------------------------ rand / randn
 
 def _rand_kernel(size, generator, dtype):
@@ -161,8 +151,8 @@ def _randn_kernel(size, generator, dtype):
                  scale=math.sqrt(0.5) if dtype.is_complex else None)
 
 
-RAND = _rand_op("rand", _rand_kernel)
-RANDN = _rand_op("randn", _randn_kernel)
+RAND = _rand_op("rand", _rand_kernel, lambda size, gen, dtype: (size, dtype))
+RANDN = _rand_op("randn", _randn_kernel, lambda size, gen, dtype: (size, dtype))
 
 
 def _sample(op, kernel_name, size, kw, generator, out, dtype, device, requires_grad):
@@ -178,9 +168,9 @@ def _sample(op, kernel_name, size, kw, generator, out, dtype, device, requires_g
         raise TypeError(f"{op.name}(): argument 'size' (position 1) must be tuple of ints, "
                         f"not float")
     shape = _size(size)
-    dt = _out_dtype(dtype, out, D.get_default_dtype())
+    dt = _out_dtype(dtype, out, D.get_default_dtype(), op.name)
     _check_floating(dt, kernel_name)
-    res = dispatch(op, (shape, get_generator(generator), dt))
+    res = _factory(op, (shape, get_generator(generator), dt), device)
     return _result(res, out, op.name, requires_grad, device)
 
 
@@ -198,16 +188,20 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
                    requires_grad)
 
 
+def _like_device(input, device):
+    return input.device if device is None and input.is_meta else device
+
+
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
               requires_grad=False, memory_format=None):
-    return rand(input.shape, generator=generator, dtype=dtype or input.dtype, device=device,
-                requires_grad=requires_grad)
+    return rand(input.shape, generator=generator, dtype=dtype or input.dtype,
+                device=_like_device(input, device), requires_grad=requires_grad)
 
 
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
                requires_grad=False, memory_format=None):
-    return randn(input.shape, generator=generator, dtype=dtype or input.dtype, device=device,
-                 requires_grad=requires_grad)
+    return randn(input.shape, generator=generator, dtype=dtype or input.dtype,
+                 device=_like_device(input, device), requires_grad=requires_grad)
 
 
 # ------------------------------------------------------------ randint / randperm
@@ -216,10 +210,10 @@ def _randint_kernel(low, high, size, generator, dtype):
     return integers(generator, math.prod(size), low, high - low).astype(dtype.np).reshape(size)
 
 
-RANDINT = _rand_op("randint", _randint_kernel)
+RANDINT = _rand_op("randint", _randint_kernel, lambda lo, hi, size, gen, dtype: (size, dtype))
 
 
-def _randint_bounds(args, low, high, opname, first_pos=1):
+def _randint_bounds(args, low, high, opname):
     """(low, high) from randint's overloads: (high), (low, high), or keywords."""
     if len(args) > 2:
         raise TypeError(f"{opname}() takes at most 3 positional arguments")
@@ -247,9 +241,9 @@ def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None,
         raise TypeError(f"randint(): argument 'size' must be tuple of ints, not "
                         f"{type(size).__name__}")
     lo, hi = _randint_bounds(args, low, high, "randint")
-    dt = _out_dtype(dtype, out, D.int64)
+    dt = _out_dtype(dtype, out, D.int64, "randint")
     _check_from_to(lo, hi, dt)
-    res = dispatch(RANDINT, (lo, hi, _size((size,)), get_generator(generator), dt))
+    res = _factory(RANDINT, (lo, hi, _size((size,)), get_generator(generator), dt), device)
     return _result(res, out, "randint", requires_grad, device)
 
 
@@ -258,7 +252,8 @@ def randint_like(input, *args, low=None, high=None, generator=None, dtype=None, 
     """randint_like(input, high) or randint_like(input, low, high)."""
     lo, hi = _randint_bounds(args, low, high, "randint_like")
     return randint(lo, hi, tuple(input.shape), generator=generator,
-                   dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+                   dtype=dtype or input.dtype, device=_like_device(input, device),
+                   requires_grad=requires_grad)
 
 
 def _randperm_kernel(n, generator, dtype):
@@ -268,13 +263,13 @@ def _randperm_kernel(n, generator, dtype):
     return np.argsort(keys, kind="stable").astype(dtype.np)
 
 
-RANDPERM = _rand_op("randperm", _randperm_kernel)
+RANDPERM = _rand_op("randperm", _randperm_kernel, lambda n, gen, dtype: ((n,), dtype))
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     n = _check_int_arg(n, "randperm", "n")
-    dt = _out_dtype(dtype, out, D.int64)
+    dt = _out_dtype(dtype, out, D.int64, "randperm")
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     if dt is D.bool or dt.is_complex:
@@ -288,7 +283,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
                                f" for {label} type.")
     elif n - 1 > D.iinfo(dt).max:
         raise RuntimeError(f"value cannot be converted to type {dt.name}_t without overflow")
-    res = dispatch(RANDPERM, (n, get_generator(generator), dt))
+    res = _factory(RANDPERM, (n, get_generator(generator), dt), device)
     return _result(res, out, "randperm", requires_grad, device)
 
 
@@ -300,7 +295,8 @@ def _normal_kernel(mean, std, generator, dtype):
     return (np.asarray(mean, np.float64) + np.asarray(std, np.float64) * z).astype(dtype.np)
 
 
-NORMAL = _rand_op("normal", _normal_kernel, differentiable=True)
+NORMAL = _rand_op("normal", _normal_kernel, lambda mean, std, gen, dtype: (broadcast_shapes(
+    *(tuple(t.shape) for t in (mean, std) if isinstance(t, Tensor))), dtype), differentiable=True)
 
 
 def _normal_size_kernel(mean, std, size, generator, dtype):
@@ -308,12 +304,13 @@ def _normal_size_kernel(mean, std, size, generator, dtype):
     return (mean + std * z).astype(dtype.np)
 
 
-NORMAL_SIZE = _rand_op("normal_size", _normal_size_kernel)
+NORMAL_SIZE = _rand_op("normal_size", _normal_size_kernel,
+                       lambda mean, std, size, gen, dtype: (size, dtype))
 
 
 def _check_std(std):
     if isinstance(std, Tensor):
-        if (std._data < 0).any():
+        if std._backend == "cpu" and (std._data < 0).any():
             raise RuntimeError("normal expects all elements of std >= 0.0")
     elif std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
@@ -331,10 +328,10 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
                             f"({type(mean).__name__}, {type(std).__name__}"
                             f"{'' if size is None else ', ' + type(size).__name__})")
         shape = _size((size,))
-        dt = _out_dtype(dtype, out, D.get_default_dtype())
+        dt = _out_dtype(dtype, out, D.get_default_dtype(), "normal")
         _check_floating(dt, "normal_kernel_cpu")
         _check_std(std)
-        res = dispatch(NORMAL_SIZE, (float(mean), float(std), shape, gen, dt))
+        res = _factory(NORMAL_SIZE, (float(mean), float(std), shape, gen, dt), device)
         return _result(res, out, "normal", requires_grad, device)
     if size is not None or dtype is not None or requires_grad:
         raise TypeError("normal() received an invalid combination of arguments: a tensor mean "
@@ -374,16 +371,16 @@ def _bernoulli_tensor_kernel(input, p, generator):
     return (u < p.astype(np.float64)).astype(input.dtype)
 
 
-BERNOULLI = _rand_op("bernoulli", _bernoulli_kernel, differentiable=True)
-BERNOULLI_P = _rand_op("bernoulli_p", _bernoulli_p_kernel, differentiable=True)
-BERNOULLI_TENSOR = _rand_op("bernoulli_tensor", _bernoulli_tensor_kernel, differentiable=True)
+BERNOULLI = _rand_op("bernoulli", _bernoulli_kernel, _like_self, differentiable=True)
+BERNOULLI_P = _rand_op("bernoulli_p", _bernoulli_p_kernel, _like_self, differentiable=True)
+BERNOULLI_TENSOR = _rand_op("bernoulli_tensor", _bernoulli_tensor_kernel, _like_self,
+                            differentiable=True)
 
 
 def _check_p_tensor(p):
     if not p.dtype.is_floating_point:
         raise _not_implemented("bernoulli_tensor_cpu_p_", p.dtype)
-    data = p._data.astype(np.float64)
-    if not ((data >= 0) & (data <= 1)).all():
+    if p._backend == "cpu" and not ((p._data >= 0) & (p._data <= 1)).all():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
 
 
@@ -456,7 +453,18 @@ def _multinomial_kernel(input, num_samples, replacement, generator):
     return out if input.ndim == 2 else out[0]
 
 
-MULTINOMIAL = _rand_op("multinomial", _multinomial_kernel)
+MULTINOMIAL = _rand_op("multinomial", _multinomial_kernel, lambda input, n, repl, gen: (
+    tuple(input.shape[:-1]) + (n,), D.int64))
+
+
+def _check_probs(input):
+    if input._backend != "cpu":
+        return                                  # meta/fake tensors have no values
+    p = input._data.astype(np.float64)
+    if not (np.isfinite(p) & (p >= 0)).all():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if p.size and (p.reshape(-1, p.shape[-1]).sum(axis=1) <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
@@ -471,11 +479,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     if not replacement and num_samples > input.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
-    p = input._data.astype(np.float64)
-    if not (np.isfinite(p) & (p >= 0)).all():
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if p.size and (p.reshape(-1, p.shape[-1]).sum(axis=1) <= 0).any():
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    _check_probs(input)
     res = dispatch(MULTINOMIAL, (input, num_samples, bool(replacement),
                                  get_generator(generator)))
     return res if out is None else write_out(out, res, "multinomial")
@@ -485,7 +489,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 
 def _inplace_op(name, kernel):
     """A functional sampler `name(self, *params, generator)` with self's shape and dtype."""
-    return _rand_op(name, kernel, differentiable=True)
+    return _rand_op(name, kernel, _like_self, differentiable=True)
 
 
 UNIFORM = _inplace_op("uniform", lambda self, a, b, gen: _draw(

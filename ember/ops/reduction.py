@@ -3,6 +3,8 @@
 Note: integer and bool inputs to sum/prod accumulate in int64 (PyTorch's
 BOOL_TO_LONG / integral promotion); half precision accumulates in float32.
 """
+import warnings
+
 import numpy as np
 
 from .. import _dtype as D
@@ -110,7 +112,12 @@ def _mean_kernel(a, dims, keepdim, dtype):
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {_kind_name(a.dtype)}")
     acc = np.float32 if a.dtype.itemsize == 2 and a.dtype.kind != "c" else a.dtype
-    r = np.mean(a, axis=dims, keepdims=keepdim, dtype=acc)
+    if a.size == 0:     # NaN, as torch, without NumPy's "Mean of empty slice" warning
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            r = np.mean(a, axis=dims, keepdims=keepdim, dtype=acc)
+    else:
+        r = np.mean(a, axis=dims, keepdims=keepdim, dtype=acc)
     return np.asarray(r).astype(a.dtype, copy=False)
 
 
@@ -175,7 +182,8 @@ def return_type(name, fields):
     cls = getattr(return_types, name, None)
     if cls is None:
         cls = type(name, (_ReturnType,), {"_fields": tuple(fields), "__slots__": (),
-                                          "__module__": "ember.return_types"})
+                                          "__module__": "ember",
+                                          "__qualname__": f"return_types.{name}"})
         setattr(return_types, name, cls)
     return cls
 
@@ -468,8 +476,109 @@ _export(prod, max, min, amax, amin, argmax, argmin, all, any)
 __all__.append("return_types")
 
 
+# ------------------------------------------------------------------ var / std
+
+def _var_kernel(a, dims, correction, keepdim):
+    if a.dtype.kind not in "fc" and a.dtype != D.bfloat16.np:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    out = np.dtype(D.from_numpy_dtype(a.dtype).to_real().np)
+    x = a.astype(np.float32) if a.dtype.itemsize == 2 else a
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # ember warns like torch instead
+        r = np.var(x, axis=dims, ddof=correction, keepdims=keepdim)
+    return np.asarray(r).astype(out, copy=False)
+
+
+def _var_vjp(ctx, g):
+    """d var / dx = 2 (x - mean) / (N - correction)."""
+    x, dims, correction, keepdim = ctx.args
+    shape = ctx.shapes[0]
+    g = unsqueeze_to(g, shape, dims, keepdim)
+    centered = x - (x.mean(dims, keepdim=True) if dims is not None else x.mean())
+    return (g * centered * (2.0 * _inv_dof(shape, dims, correction)), None, None, None)
+
+
+def _std_vjp(ctx, g):
+    """d std / dx = (x - mean) / (std (N - correction)); zero where std == 0, as PyTorch."""
+    x, dims, correction, keepdim = ctx.args
+    shape = ctx.shapes[0]
+    std, flat = ctx.out, ctx.out == 0
+    g = unsqueeze_to(g / (std + flat) * ~flat, shape, dims, keepdim)
+    centered = x - (x.mean(dims, keepdim=True) if dims is not None else x.mean())
+    return (g * centered * _inv_dof(shape, dims, correction), None, None, None)
+
+
+def _inv_dof(shape, dims, correction):
+    """1 / (N - correction), infinite (as C++'s double division) when it is zero."""
+    dof = _count(shape, dims) - correction
+    return 1.0 / dof if dof else float("inf")
+
+
+def _count(shape, dims):
+    n = 1
+    for i, s in enumerate(shape):
+        if dims is None or i in dims:
+            n *= s
+    return n
+
+
+def _std_kernel(a, dims, correction, keepdim):
+    with np.errstate(all="ignore"):
+        return np.sqrt(_var_kernel(a, dims, correction, keepdim))
+
+
+VAR = register("var", _var_kernel, vjp=_var_vjp, save=(0,), tags=("reduction",),
+               amp_policy="fp32")
+STD = register("std", _std_kernel, vjp=_std_vjp, save=(0,), save_out=True,
+               tags=("reduction",), amp_policy="fp32")
+
+
+def _var_args(name, input, dim, unbiased, keepdim, correction):
+    """Normalize var/std's three signatures to (dims, correction, keepdim)."""
+    if isinstance(dim, bool):                      # var(input, unbiased)
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got both "
+                        "'unbiased' and 'correction'")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    return reduce_dims(dim, input._data.ndim, name), correction, keepdim
+
+
+def _var_call(op, input, dim, unbiased, keepdim, correction, out):
+    args = _var_args(op.name, input, dim, unbiased, keepdim, correction)
+    res = dispatch(op, (input,) + args)
+    if _count(input.shape, args[0]) - args[1] <= 0:
+        warnings.warn(f"{op.name}(): degrees of freedom is <= 0. Correction should be strictly "
+                      "less than the reduction factor (input numel divided by output numel).",
+                      stacklevel=3)
+    return res if out is None else write_out(out, res, op.name)
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    return _var_call(VAR, input, dim, unbiased, keepdim, correction, out)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    return _var_call(STD, input, dim, unbiased, keepdim, correction, out)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    v = var(input, dim, unbiased, keepdim, correction=correction)
+    return v, mean(input, None if isinstance(dim, bool) else dim, keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    s = std(input, dim, unbiased, keepdim, correction=correction)
+    return s, mean(input, None if isinstance(dim, bool) else dim, keepdim)
+
+
+_export(var, std, var_mean, std_mean)
+
+
 def _install():
-    for f in (sum, mean, sum_to_size, prod, max, min, amax, amin, argmax, argmin, all, any):
+    for f in (sum, mean, sum_to_size, prod, max, min, amax, amin, argmax, argmin, all, any,
+              var, std):
         setattr(Tensor, f.__name__, f)
 
 

@@ -872,12 +872,6 @@ def stack(tensors, dim=0, *, out=None):
     return write_out(out, res, "stack")
 
 
-def _atleast(t, n):
-    while t._data.ndim < n:
-        t = unsqueeze(t, 0) if t._data.ndim == 0 or n == 2 else unsqueeze(t, -1)
-    return t
-
-
 def atleast_1d(*tensors):
     r = [reshape(t, (1,)) if t._data.ndim == 0 else t for t in _seq(tensors)]
     return r[0] if len(r) == 1 and isinstance(tensors[0], Tensor) else tuple(r)
