@@ -301,8 +301,9 @@ def test_arange_tensor_bounds_and_keywords():
     both(lambda L: L.arange(L.tensor(4)))
     both(lambda L: L.arange(start=1, end=4))
     both(lambda L: L.arange(end=3))
-    e, t = ember.arange(L_tensor := 0, ember.tensor(2.0)), torch.arange(0, torch.tensor(2.0))
-    same(e, t)
+    both(lambda L: L.arange(0, L.tensor(2.0)))
+    both(lambda L: L.arange(L.tensor(3), L.tensor(5.5)))
+    both(lambda L: L.arange(True))
 
 
 def test_arange_requires_grad():

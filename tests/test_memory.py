@@ -146,9 +146,6 @@ def test_inplace_under_autograd_frees_temporaries():
     del y
 
 
-@pytest.mark.xfail(strict=True, reason="ops/_elementwise.inplace() saves a clone of self for "
-                   "backward even when the vjp needs no input (mul_ by a number) or only the "
-                   "output (exp_); PyTorch saves nothing new here")
 def test_inplace_under_autograd_saves_no_copy():
     w = ember.ones(10, requires_grad=True)
     y = w * 2

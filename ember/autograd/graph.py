@@ -249,7 +249,9 @@ class OpNode(Node):
     """Backward of a registry op: calls op.vjp(ctx, *grads)."""
 
     def __init__(self, op, ctx, num_outputs):
-        super().__init__()
+        self._sequence_nr = next(_SEQ)          # Node.__init__, inlined: this is hot
+        if _ANOMALY.enabled:
+            self._anomaly_trace = _forward_trace()
         self.op = op
         self.ctx = ctx
         self.num_outputs = num_outputs
@@ -377,7 +379,7 @@ def record(op, args, out):
             needs.append(rg)
             shapes.append(a._data.shape)
             dtypes.append(a._dtype)
-            saved.append(SavedTensor(a) if save is None or i in save else None)
+            saved.append(SavedTensor(a) if save is None or (save and i in save) else None)
         elif isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
             n = []
             for x in a:
@@ -437,3 +439,35 @@ def _materialize(node, i):
 
 def grad_mode_enabled():
     return STATE.grad_enabled
+
+
+def record_binary(op, a, b, extra, out):
+    """`record` for the pointwise fast path: two tensors of one dtype, one output."""
+    ctx = OpCtx()
+    cls = _NODE_CLASSES.get(op.name) or _node_class(op.name)
+    node = cls(op, ctx, 1)
+    ga, gb = a._rg, b._rg
+    node.next_functions = (gradient_edge(a) if ga else _NO_EDGE,
+                           gradient_edge(b) if gb else _NO_EDGE)
+    save = op.save
+    if save is None:
+        ctx._args = [SavedTensor(a), SavedTensor(b), *extra]
+    elif save:
+        ctx._args = [SavedTensor(a) if 0 in save else None,
+                     SavedTensor(b) if 1 in save else None, *extra]
+    else:
+        ctx._args = [None, None, *extra]
+    ctx.node = None
+    ctx.needs_input_grad = (ga, gb) + (None,) * len(extra)
+    ctx.shapes = [a._data.shape, b._data.shape]
+    d = out._dtype
+    ctx.dtypes = [a._dtype, b._dtype]
+    if op.save_out:
+        ctx._out = SavedTensor(_alias(out, out._data), True)
+    else:
+        ctx._out = ()
+    node.out_meta = [(out._data.shape, d)]
+    if d._kind >= 2:
+        out.grad_fn = node
+        out._rg = True
+    return node

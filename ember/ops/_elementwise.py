@@ -155,12 +155,22 @@ def check_inplace_dtype(self, res_dtype, opname):
 
 
 def inplace(op, self, args):
-    """self.op_(...): compute out of place, then commit into self through copy_."""
+    """self.op_(...): compute out of place, then commit into self through copy_.
+
+    Note: like PyTorch, the backward of an in-place op keeps the original `self`
+    only when a gradient needs it (a clone, since self is about to change); an op
+    whose backward reads its result keeps `self` itself after the commit, so a
+    later in-place change of it is caught by the version check.
+    """
     if not isinstance(self, Tensor):
         raise TypeError(f"{op.name}_(): self must be a Tensor")
     recording = STATE.grad_enabled and (self._rg or _any_rg(args))
-    if recording and (op.save is None or 0 in op.save) and self._rg:
-        args = (self.clone(),) + tuple(args[1:])
+    drop_self = False
+    if recording and (op.save is None or 0 in op.save):
+        if _any_rg(args[1:]) or (self._rg and op.self_grad_uses_self):
+            args = (self.clone(),) + tuple(args[1:])
+        else:
+            drop_self = True
     res = dispatch(op, args)
     if res._dtype is not self._dtype:
         check_inplace_dtype(self, res._dtype, op.name)
@@ -173,7 +183,21 @@ def inplace(op, self, args):
         if not ok:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(res.shape)}")
-    return dispatch(COPY_, (self, res))
+    node = res.grad_fn if recording else None
+    out = dispatch(COPY_, (self, res))
+    if node is not None and hasattr(node, "ctx"):
+        _resave(node.ctx, self, drop_self)
+    return out
+
+
+def _resave(ctx, self, drop_self):
+    """After the commit: forget an unneeded `self`; a saved result is now `self`."""
+    from ..autograd.graph import SavedTensor
+    from .._tensor import _alias
+    if drop_self and ctx._args:
+        ctx._args[0] = None
+    if ctx._out and isinstance(ctx._out, SavedTensor) and self.grad_fn is not None:
+        ctx._out = SavedTensor(_alias(self, self._data), True)
 
 
 def _any_rg(args):
@@ -243,14 +267,14 @@ def fast_binary(op, ufunc, extra=(), result=None):
                 t._dtype = fast[d]
                 t._storage = new_storage(out.nbytes)
                 if (a._rg or b._rg) and state.grad_enabled and op.vjp is not None:
-                    _record(op, (a, b) + extra, t)
+                    _record_binary(op, a, b, extra, t)
                 return t
         return dispatch(op, (a, b) + extra)
     return entry
 
 
-def _record(op, args, out):
-    global _record
-    from ..autograd.graph import record
-    _record = record
-    record(op, args, out)
+def _record_binary(op, a, b, extra, out):
+    global _record_binary
+    from ..autograd.graph import record_binary
+    _record_binary = record_binary
+    record_binary(op, a, b, extra, out)

@@ -49,6 +49,9 @@ class OpDef:
         self.differentiable = differentiable and vjp is not False
         self.execute = self._execute
 
+    # in-place variants: does the gradient w.r.t. input 0 read input 0? (see inplace())
+    self_grad_uses_self = True
+
     def __repr__(self):
         return f"ember.ops.{self.name}"
 

@@ -148,6 +148,7 @@ ADD = _binary("add", _add_kernel, lambda ctx, g: (g, g if ctx.args[2] == 1 else 
 SUB = _binary("sub", _sub_kernel, lambda ctx, g: (g, -g if ctx.args[2] == 1 else
                                                   g * (-ctx.args[2]), None), save=())
 MUL = _binary("mul", np.multiply, lambda ctx, g: _mul_vjp(ctx, g))
+MUL.self_grad_uses_self = False
 
 
 def _mul_vjp(ctx, g):
@@ -199,6 +200,7 @@ def _div_vjp(ctx, g):
 
 
 DIV = _binary("div", _div_kernel, _div_vjp, INT_TO_FLOAT)
+DIV.self_grad_uses_self = False
 DIV_ROUND = _binary("div_rounding", _div_kernel, _div_vjp, DEFAULT, allowed=NOT_COMPLEX)
 
 
