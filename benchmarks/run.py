@@ -197,10 +197,10 @@ def bench_mlp():
     name = "MLP 64-128-10, batch 32: fwd + bwd + SGD step"
     target = ("torch", 1.5, "≤ 1.5× torch")
     try:
-        first = _ember_call(lambda: float(mlp_workload(ember)()), MLP_OPS)
+        first = _ember_call(lambda: mlp_workload(ember)().item(), MLP_OPS)
     except Missing as e:
         return [row(name, {}, target=target, status=f"missing: {e}")]
-    expect = float(mlp_workload(torch)())
+    expect = mlp_workload(torch)().item()
     if not np.isclose(first, expect, rtol=1e-4):
         return [row(name, {}, status=f"error: loss {first} != torch {expect}")]
     steps = {"ember": mlp_workload(ember), "torch": mlp_workload(torch), "numpy": mlp_numpy()}
@@ -223,7 +223,7 @@ def bench_matmul(n=1024):
     if not np.allclose(got, a @ b, rtol=1e-3, atol=1e-2):
         return [row(name, {}, status="error: ember result differs from np.matmul")]
     fns = {"ember": mm, "torch": matmul_workload(torch, n), "numpy": lambda: np.matmul(a, b)}
-    times = compare(fns, repeat=7, budget=0.2, pause=0.3)
+    times = compare(fns, repeat=11, budget=0.2, pause=0.3)
     gflops = {k: 2 * n**3 / t["min"] / 1e9 for k, t in times.items()}
     note = ", ".join(f"{k} {g:.0f} GFLOP/s" for k, g in gflops.items())
     return [row(name, times, target=MATMUL_TARGET, note=note)]
@@ -269,13 +269,40 @@ def machine():
         "commit": _git_commit(),
         "cpu": _cpu_name(),
         "cores": os.cpu_count(),
-        "load_average_1min": round(os.getloadavg()[0], 2),
         "python": platform.python_version(),
         "numpy": f"{np.__version__} ({blas['name']} {blas.get('version', '')})",
         "torch": f"{torch.__version__} ({torch_blas}, {torch.get_num_threads()} threads)",
         "env": {k: v for k, v in os.environ.items()
                 if k.startswith(("OPENBLAS_", "OMP_", "MKL_"))},
     }
+
+
+def _cpu_seconds():
+    """(busy, total) CPU seconds of the whole machine so far, from /proc/stat (Linux)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    hz = os.sysconf("SC_CLK_TCK")
+    return (sum(fields) - fields[3] - fields[4]) / hz, sum(fields) / hz
+
+
+def _own_seconds():
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def with_others_share(bench):
+    """Run `bench` and the share of the CPUs other processes used meanwhile (None off Linux).
+
+    Timings taken while other processes ran are not trustworthy; the table shows it.
+    """
+    try:
+        busy0, total0 = _cpu_seconds()
+    except (OSError, ValueError, IndexError):
+        return bench(), None
+    own0 = _own_seconds()
+    rows = bench()
+    busy1, total1 = _cpu_seconds()
+    others = (busy1 - busy0) - (_own_seconds() - own0)
+    return rows, round(max(others, 0.0) / max(total1 - total0, 1e-9), 3)
 
 
 def _git_commit():
@@ -311,6 +338,10 @@ def _fmt_time(t):
     return f"{s:.2f} s"
 
 
+def _fmt_share(share):
+    return "?" if share is None else f"{share:.0%}"
+
+
 def _fmt_ratio(r, key):
     return f"{r[key]:.2f}×" if key in r else "—"
 
@@ -321,13 +352,14 @@ def markdown(meta, rows):
         f"ember vs PyTorch, {meta['date']} — {meta['cpu']}, {meta['cores']} cores, "
         f"Python {meta['python']}, ember at {meta['commit'] or 'unknown commit'}",
         "",
-        f"NumPy {meta['numpy']}; torch {meta['torch']}; BLAS env: {env}; "
-        f"load average {meta['load_average_1min']} at start. "
+        f"NumPy {meta['numpy']}; torch {meta['torch']}; BLAS env: {env}. "
         "Times are the best of interleaved repeats (the JSON also has medians); "
-        "ratios are ember time / other time, lower is better for ember.",
+        "ratios are ember time / other time, lower is better for ember. "
+        "\"others' CPU\" is the share of the CPUs other processes used meanwhile.",
         "",
-        "| benchmark | ember | torch | numpy | ember/torch | ember/numpy | target | met |",
-        "|---|---|---|---|---|---|---|---|",
+        "| benchmark | ember | torch | numpy | ember/torch | ember/numpy | target | met "
+        "| others' CPU |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         t = r["times_s"]
@@ -337,20 +369,25 @@ def markdown(meta, rows):
         lines.append(
             f"| {r['benchmark']} | {_fmt_time(t.get('ember'))} | {_fmt_time(t.get('torch'))} | "
             f"{_fmt_time(t.get('numpy'))} | {_fmt_ratio(r, 'ember/torch')} | "
-            f"{_fmt_ratio(r, 'ember/numpy')} | {r.get('target', '')} | {met} |")
+            f"{_fmt_ratio(r, 'ember/numpy')} | {r.get('target', '')} | {met} | "
+            f"{_fmt_share(r['others_cpu'])} |")
     notes = [f"- {r['benchmark']}: {r['note']}" for r in rows if r["note"]]
     return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
 
 
 def main():
     meta = machine()
-    if meta["load_average_1min"] > 0.5 * meta["cores"]:
-        print(f"warning: load average {meta['load_average_1min']} on {meta['cores']} cores; "
-              "timings will be noisy", file=sys.stderr)
     rows = []
     for bench in (bench_dispatch, bench_mlp, bench_matmul, bench_import):
         print(f"running {bench.__name__} ...", file=sys.stderr, flush=True)
-        rows += bench()
+        bench_rows, others = with_others_share(bench)
+        for r in bench_rows:
+            r["others_cpu"] = others
+        rows += bench_rows
+    busy = [r["others_cpu"] for r in rows if r["others_cpu"]]
+    if busy and max(busy) > 0.05:
+        print(f"warning: other processes used up to {max(busy):.0%} of the CPUs during the run; "
+              "those timings are noisy", file=sys.stderr)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "core.json").write_text(json.dumps({"machine": meta, "rows": rows}, indent=2) + "\n")
     table = markdown(meta, rows)

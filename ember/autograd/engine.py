@@ -92,12 +92,14 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             if visit is not None and node not in visit:
                 continue
             gin = buffers.pop(node, None) or [None] * node.num_outputs
-            gin = _tensor_pre_hooks(node, gin)
+            is_acc = node.__class__ is AccumulateGrad
+            if is_acc or node._pre_hooks or node._retain_hooks:
+                gin = _tensor_pre_hooks(node, gin)
             if targets is not None:
                 for nr, g in enumerate(gin):
                     for k in targets.get((node, nr), ()):
                         captured[k] = g
-            if isinstance(node, AccumulateGrad):
+            if is_acc:
                 if not capture:
                     gin = _node_pre_hooks(node, gin)
                     _accumulate(node.variable, gin[0], create_graph, handed)
@@ -105,14 +107,16 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 continue
             if needed is not None and node not in needed:
                 continue
-            gin = _node_pre_hooks(node, gin)
+            if node._node_prehooks:
+                gin = _node_pre_hooks(node, gin)
             if node._skip_undefined and all(g is None for g in gin):
                 outs = [None] * len(node.next_functions)
             else:
                 outs = _apply(node, gin, handed)
                 if not retain_graph:
                     node.release()
-            outs = _post_hooks(node, outs, gin)
+            if node._hooks:
+                outs = _post_hooks(node, outs, gin)
             for (nxt, nr), g in zip(node.next_functions, outs):
                 if nxt is None:
                     continue
@@ -264,7 +268,8 @@ def _apply(node, gin, handed):
     if meta is not None:
         shapes, dtypes = meta
         for i, g in enumerate(outs):
-            if g is not None:
+            if g is not None and (g.__class__ is not Tensor or g._data.shape != shapes[i]
+                                  or g._dtype is not dtypes[i]):
                 outs[i] = _validate(node, i, g, shapes[i], dtypes[i])
     if node._user_grads:
         handed.update(id(g._storage) for g in outs if g is not None)

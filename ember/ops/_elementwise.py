@@ -232,13 +232,16 @@ COPY_ = None   # set by ember.ops.copy (avoids an import cycle)
 
 # ------------------------------------------------------------------ the fast path
 
-def fast_binary(op, ufunc, extra=(), result=None):
+def fast_binary(op, ufunc, extra=(), result=None, reverse=False):
     """A Python-operator entry point for `op` with a shortcut for the common case.
 
     Note: when both operands are plain cpu Tensors of one dtype that the ufunc
     computes natively, no mode is active and no grad is recorded, promotion and
-    autograd have nothing to do: call the ufunc and wrap. Everything else goes
-    through dispatch. `result(dtype)` gives the output dtype, or None to decline.
+    autograd have nothing to do: call the ufunc and wrap. A floating tensor with a
+    Python int/float keeps its dtype too (PyTorch's wrapped-number rule), so that
+    case is fast as well; recording then goes through the general `record`.
+    Everything else goes through dispatch. `result(dtype)` gives the output dtype,
+    or None to decline; `reverse` makes the entry for `b <op> a` (__radd__ ...).
     """
     from .._memory import new_storage
     fast = {}
@@ -269,8 +272,29 @@ def fast_binary(op, ufunc, extra=(), result=None):
                 if (a._rg or b._rg) and state.grad_enabled and op.vjp is not None:
                     _record_binary(op, a, b, extra, t)
                 return t
-        return dispatch(op, (a, b) + extra)
+        elif (b.__class__ is float or b.__class__ is int) and a.__class__ is Tensor:
+            d = a._dtype
+            if d._kind == 2 and d in fast and not state.modes and not tf.mode_count and \
+                    a._backend == "cpu":
+                out = ufunc(b, a._data) if reverse else ufunc(a._data, b)
+                if out.__class__ is not _ndarray:
+                    out = np.asarray(out)
+                t = new(Tensor)
+                t._data = out
+                t._dtype = fast[d]
+                t._storage = new_storage(out.nbytes)
+                if a._rg and state.grad_enabled and op.vjp is not None:
+                    _record(op, ((b, a) if reverse else (a, b)) + extra, t)
+                return t
+        return dispatch(op, ((b, a) if reverse else (a, b)) + extra)
     return entry
+
+
+def _record(op, args, out):
+    global _record
+    from ..autograd.graph import record
+    _record = record
+    record(op, args, out)
 
 
 def _record_binary(op, a, b, extra, out):

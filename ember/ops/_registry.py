@@ -20,6 +20,27 @@ from .._tensor import Tensor, wrap, wrap_view, wrap_meta
 
 REGISTRY = {}
 
+# The tag vocabulary (DESIGN §4). Features select ops by tag, never by private lists.
+TAGS = {
+    "pointwise": "elementwise over broadcast inputs; output shape is the broadcast shape",
+    "reduction": "reduces over dims (sum, max, var, argmax, all, ...)",
+    "view": "output aliases the input's storage (a NumPy view)",
+    "factory": "makes a tensor from sizes/values, with no tensor input",
+    "random": "draws from the random generator",
+    "inplace": "writes into its first argument",
+    "gather": "reads elements selected by an index tensor",
+    "scatter": "writes elements at positions given by indices or a region",
+    "linalg": "the matrix product family (matmul, mm, bmm, mv, dot)",
+    "shape": "copies while rearranging shape (cat, stack, reshape's copy)",
+    "copy": "copies its input (clone, casts, contiguous, copy_)",
+    "dynamic_output_shape": "output shape depends on the input's values (no shape meta)",
+    "nondeterministic": "accumulates by index: PyTorch's use_deterministic_algorithms list",
+    "composite": "has a decomposition into primitive ops (`decomp`)",
+}
+# autocast policies, as PyTorch's AutocastCPU kernels: lower_precision casts floating
+# inputs to the autocast dtype, fp32 to float32, promote to their widest type.
+AMP_POLICIES = ("lower_precision", "fp32", "promote", "none")
+
 
 class OpName(str):
     """An op's name: a str, and callable like PyTorch's `OpOverload.name()`."""
@@ -39,7 +60,10 @@ class OpDef:
         self.meta = meta
         self.vjp = vjp
         self.decomp = decomp
-        self.tags = frozenset(tags) | ({"view"} if view else frozenset())
+        self.tags = _check_tags(name, tags, view, decomp)
+        if amp_policy not in AMP_POLICIES:
+            raise ValueError(f"op '{name}': amp_policy must be one of {AMP_POLICIES}, not "
+                             f"{amp_policy!r}")
         self.amp_policy = amp_policy
         self.save = save              # arg indices to keep for backward; None = all tensors
         self.save_out = save_out      # vjp reads ctx.out
@@ -122,6 +146,20 @@ class OpDef:
         return wrap(res)
 
 
+def _check_tags(name, tags, view, decomp):
+    """The op's tags: `view`/`composite` follow from view=/decomp=; unknown tags are refused."""
+    if isinstance(tags, str):
+        raise TypeError(f"op '{name}': tags must be a sequence of tag names, not a str")
+    tags = frozenset(tags) | ({"view"} if view else frozenset()) | \
+        ({"composite"} if decomp is not None else frozenset())
+    unknown = sorted(tags - TAGS.keys())
+    if unknown:
+        raise ValueError(f"op '{name}': unknown tags {unknown}; known tags: {sorted(TAGS)}")
+    if "composite" in tags and decomp is None:
+        raise ValueError(f"op '{name}': tag 'composite' needs a decomp=")
+    return tags
+
+
 def _record(op, args, out):
     global _record
     from ..autograd.graph import record
@@ -157,14 +195,13 @@ BACKENDS = {}     # backend name -> fallback runner(op, args), e.g. 'meta'
 def run_meta(op, args, like=None):
     """Run `op` without data: outputs are meta tensors of the right shape and dtype.
 
-    Note: uses `op.meta` when it returns `(shape, dtype)` (or a tuple of them).
-    Otherwise (always for view ops) it runs the cpu kernel on zero-filled
-    stand-ins: a meta tensor's `_data` is a zero-strided `broadcast_to` of one zero,
-    so inputs cost no memory and views of them stay zero-strided; a non-view
-    kernel's outputs are allocated while it runs and then dropped for zero-strided
-    arrays. Some metas only raise (the cpu path calls them when the kernel fails):
-    if the meta raises, the kernel runs anyway and the meta's error is re-raised
-    only if the kernel fails too. Ops whose output shape depends on the data (tag
+    Note: the op's meta runs first, so bad arguments raise PyTorch's errors; its
+    `(shape, dtype)` (or a tuple of them) gives the outputs. View ops (whose outputs
+    need the input's strides) and ops without a meta run the cpu kernel on
+    zero-filled stand-ins instead: a meta tensor's `_data` is a zero-strided
+    `broadcast_to` of one zero, so inputs cost no memory and views of them stay
+    zero-strided; a non-view kernel's outputs are allocated while it runs and then
+    dropped for zero-strided arrays. Ops whose output shape depends on the data (tag
     `dynamic_output_shape`) raise, since zeros would give a silently wrong shape.
     `like` (a meta tensor) gives the outputs' device and fake flag when no input has.
     """
@@ -176,26 +213,21 @@ def run_meta(op, args, like=None):
     if "dynamic_output_shape" in op.tags:
         raise RuntimeError(f"{op.name}: the output shape depends on the data, which meta and "
                            "fake tensors do not have")
-    meta_error = None
-    if not op.view and op.meta is not None:
-        try:
-            outs = _meta_outputs(op.meta(*args))
-        except (RuntimeError, IndexError, TypeError, ValueError) as e:
-            outs, meta_error = None, e    # some metas only raise (called on kernel failure)
-        if outs is not None:
+    if op.meta is not None:
+        m = op.meta(*args)
+        if not op.view:
+            outs = _meta_outputs(m)
+            if outs is None:
+                raise TypeError(f"{op.name}: its meta returned {m!r}, not (shape, dtype) or a "
+                                "tuple of them")
             res = tuple(wrap_meta(s, d, like) for s, d in outs)
             return res[0] if len(res) == 1 and not isinstance(outs, list) else res
     uargs = [a._data if isinstance(a, Tensor) else
              [x._data if isinstance(x, Tensor) else x for x in a]
              if isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor) else a
              for a in args]
-    try:
-        with np.errstate(all="ignore"):
-            res = op.kernels["cpu"](*uargs)
-    except Exception as e:
-        if meta_error is not None:
-            raise meta_error from None
-        raise
+    with np.errstate(all="ignore"):
+        res = op.kernels["cpu"](*uargs)
     if op.view:
         return op.wrap_outputs(res, tensors[0])
     if isinstance(res, (tuple, list)):
@@ -206,10 +238,10 @@ def run_meta(op, args, like=None):
 
 def _meta_outputs(m):
     """[(shape, dtype)] from a meta function's result (a tuple for multi-output
-    ops), or None when it returned nothing usable."""
+    ops, possibly empty), or None when it returned nothing usable."""
     if _is_shape_dtype(m):
         return ((tuple(m[0]), m[1]),)
-    if isinstance(m, (tuple, list)) and m and all(_is_shape_dtype(x) for x in m):
+    if isinstance(m, (tuple, list)) and all(_is_shape_dtype(x) for x in m):
         return [(tuple(s), d) for s, d in m]
     return None
 

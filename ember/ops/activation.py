@@ -14,7 +14,7 @@ from .. import _dtype as D
 from .._dispatch import dispatch
 from .._tensor import Tensor, _wrap_dim
 from ._elementwise import pointwise, inplace, write_out, type_name, DEFAULT
-from ._registry import register
+from ._registry import register, check_dtype_arg
 
 __all__ = ["softmax", "log_softmax", "clamp", "clip", "clamp_min", "clamp_max", "clamp_",
            "clip_", "clamp_min_", "clamp_max_"]
@@ -93,16 +93,18 @@ def _log_softmax_decomp(input, dim, dtype):
 
 def _softmax_meta(name):
     def meta(a, dim, dtype):
+        check_dtype_arg(dtype, name)
         _softmax_input(np.empty((0,) * a.ndim, a._dtype.np), dtype, name, dim)
+        return tuple(a.shape), dtype or a.dtype
     return meta
 
 
+# Not on PyTorch's AutocastCPU fp32 list (only CUDA's): amp_policy stays "none".
 SOFTMAX = register("softmax", _softmax_kernel, meta=_softmax_meta("softmax"),
-                   vjp=_softmax_vjp, decomp=_softmax_decomp, save=(), save_out=True,
-                   amp_policy="fp32")
+                   vjp=_softmax_vjp, decomp=_softmax_decomp, save=(), save_out=True)
 LOG_SOFTMAX = register("log_softmax", _log_softmax_kernel, meta=_softmax_meta("log_softmax"),
                        vjp=_log_softmax_vjp, decomp=_log_softmax_decomp, save=(),
-                       save_out=True, amp_policy="fp32")
+                       save_out=True)
 
 
 def _get_softmax_dim(name, ndim, stacklevel):

@@ -22,8 +22,12 @@ def _clone_kernel(a, memory_format=None):
     return np.array(a, copy=True, order="K")
 
 
+def _same_meta(a, *_):
+    return tuple(a.shape), a.dtype
+
+
 CLONE = register("clone", _clone_kernel, vjp=lambda ctx, g: (g, None), save=(),
-                 tags=("pointwise",))
+                 meta=_same_meta, tags=("copy", "pointwise"))
 
 
 def _cast_kernel(a, dtype):
@@ -34,8 +38,15 @@ def _cast_kernel(a, dtype):
         return a.astype(dtype.np, copy=True)
 
 
+def _cast_meta(a, dtype):
+    if not isinstance(dtype, D.dtype):
+        raise TypeError(f"to() received an invalid combination of arguments - got dtype "
+                        f"{dtype!r}")
+    return tuple(a.shape), dtype
+
+
 CAST = register("_to_copy", _cast_kernel, vjp=lambda ctx, g: (g, None), save=(),
-                tags=("pointwise",))
+                meta=_cast_meta, tags=("copy", "pointwise"))
 
 
 def clone(input, *, memory_format=None):
@@ -50,7 +61,7 @@ def contiguous(self, memory_format=None):
 
 CLONE_CONTIG = register("contiguous", lambda a: np.ascontiguousarray(a).copy()
                         if np.shares_memory(np.ascontiguousarray(a), a) else np.ascontiguousarray(a),
-                        vjp=lambda ctx, g: (g,), save=())
+                        meta=_same_meta, tags=("copy",), vjp=lambda ctx, g: (g,), save=())
 
 
 def cast(t, dtype):
@@ -81,22 +92,42 @@ class CopyOp(OpDef):
             check_inplace_allowed(self_)
         if self_._backend == "cpu":
             try:
-                np.copyto(self_._data, np.broadcast_to(_to_np(src, self_), self_._data.shape),
-                          casting="unsafe")
-            except ValueError:
-                raise RuntimeError(f"copy_: the size of src {list(src.shape)} must be "
-                                   f"broadcastable to self {list(self_.shape)}") from None
+                self.kernels["cpu"](self_._data, src._data)
+            except ValueError as e:
+                _copy_meta(self_, src)
+                raise RuntimeError(f"copy_: {e}") from e
+        else:
+            _copy_meta(self_, src)
         self_._storage.version += 1
         if grad_mode and (src._rg or self_._rg):
             rebase_history(self_, src, explicit=len(args) > 2)
         return self_
 
 
-def _to_np(src, dst):
-    a = src._data
-    if a.dtype.kind == "c" and dst._data.dtype.kind != "c":
-        a = a.real
-    return a
+def _copy_kernel(dst, src, non_blocking=False):
+    """Write src (broadcast, cast; complex to real keeps the real part) into dst."""
+    if src.dtype.kind == "c" and dst.dtype.kind != "c":
+        src = src.real
+    np.copyto(dst, np.broadcast_to(src, dst.shape), casting="unsafe")
+    return dst
+
+
+def _copy_meta(self_, src, non_blocking=False):
+    try:
+        ok = np.broadcast_shapes(tuple(src.shape), tuple(self_.shape)) == tuple(self_.shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise RuntimeError(f"copy_: the size of src {list(src.shape)} must be broadcastable "
+                           f"to self {list(self_.shape)}")
+    return tuple(self_.shape), self_.dtype
+
+
+def _copy_vjp(ctx, g):
+    """The formula of CopyBackwards (rebase_history records it): self's old value gets
+    nothing, src gets the gradient (the engine sums it back to src's shape)."""
+    from .creation import zeros_like
+    return (zeros_like(g), g) + (None,) * (len(ctx.args) - 2)   # non_blocking, if passed
 
 
 Tensor._custom_fn_view = False    # output of a custom Function that aliases an input
@@ -289,7 +320,8 @@ class _ViewOfBase(Node):
         return [_from_memory_order(full, perm, as_real)]
 
 
-COPY_ = CopyOp("copy_", None, tags=("inplace",))
+COPY_ = CopyOp("copy_", _copy_kernel, meta=_copy_meta, vjp=_copy_vjp, save=(),
+               tags=("inplace", "copy"))
 REGISTRY["copy_"] = COPY_
 _elementwise.COPY_ = COPY_
 

@@ -217,7 +217,8 @@ def _arange_kernel(start, step, n, dtype):
     return (start + np.arange(n, dtype=np.float64) * step).astype(dtype.np)
 
 
-ARANGE = register("arange", _arange_kernel, tags=("factory",))
+ARANGE = register("arange", _arange_kernel, tags=("factory",),
+                  meta=lambda start, step, n, dtype: ((n,), dtype))
 
 
 def _fmt(v):
@@ -278,8 +279,10 @@ def _logspace_kernel(start, end, steps, base, dtype):
     return np.power(float(base), exps).astype(dtype.np)
 
 
-LINSPACE = register("linspace", _linspace_kernel, tags=("factory",))
-LOGSPACE = register("logspace", _logspace_kernel, tags=("factory",))
+LINSPACE = register("linspace", _linspace_kernel, tags=("factory",),
+                    meta=lambda start, end, steps, dtype: ((steps,), dtype))
+LOGSPACE = register("logspace", _logspace_kernel, tags=("factory",),
+                    meta=lambda start, end, steps, base, dtype: ((steps,), dtype))
 
 
 def _space_args(opname, start, end, steps, dtype, out):
@@ -323,7 +326,8 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     return _result(t, out, "logspace", requires_grad, device)
 
 
-EYE = register("eye", lambda n, m, dtype: np.eye(n, m, dtype=dtype.np), tags=("factory",))
+EYE = register("eye", lambda n, m, dtype: np.eye(n, m, dtype=dtype.np), tags=("factory",),
+               meta=lambda n, m, dtype: ((n, m), dtype))
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,

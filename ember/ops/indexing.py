@@ -57,6 +57,21 @@ def _index_kernel(a, indices, dims):
     return a[_adv_key(a.ndim, indices, dims)]
 
 
+def _index_shape(shape, indices, dims):
+    """NumPy's (and PyTorch's) advanced-indexing result shape: the broadcast index shape
+    replaces the indexed dims when they are adjacent, else it comes first."""
+    try:
+        b = np.broadcast_shapes(*[tuple(i.shape) for i in indices])
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
+                         "with shapes " + ", ".join(str(list(i.shape)) for i in indices)) from None
+    shape = tuple(shape)
+    rest = tuple(n for d, n in enumerate(shape) if d not in dims)
+    if list(dims) == list(range(dims[0], dims[0] + len(dims))):
+        return shape[:dims[0]] + b + shape[dims[-1] + 1:]
+    return b + rest
+
+
 def _index_meta(self, indices, dims, *_):
     """PyTorch's IndexErrors for out-of-range and unbroadcastable indices."""
     for i, d in zip(indices, dims):
@@ -67,11 +82,7 @@ def _index_meta(self, indices, dims, *_):
             if bad.size:
                 raise IndexError(f"index {int(bad.reshape(-1)[0])} is out of bounds for "
                                  f"dimension {d} with size {n}")
-    try:
-        np.broadcast_shapes(*[i._data.shape for i in indices])
-    except ValueError:
-        raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
-                         "with shapes " + ", ".join(str(list(i.shape)) for i in indices)) from None
+    return _index_shape(self.shape, indices, dims), self.dtype
 
 
 def _index_vjp(ctx, g):
@@ -80,7 +91,8 @@ def _index_vjp(ctx, g):
     return dispatch(INDEX_PUT, (z, indices, dims, g, True)), None, None
 
 
-INDEX = register("index", _index_kernel, meta=_index_meta, save=(1,), vjp=_index_vjp)
+INDEX = register("index", _index_kernel, meta=_index_meta, save=(1,), vjp=_index_vjp,
+                 tags=("gather",))
 
 
 def _index_put_kernel(a, indices, dims, values, accumulate):
@@ -98,10 +110,16 @@ def _put_into(out, indices, dims, values, accumulate):
 
 
 def _index_put_meta(self, indices, dims, values, accumulate):
-    _index_meta(self, indices, dims)
-    got = np.empty(self._data.shape, np.bool_)[_adv_key(self._data.ndim, indices, dims)].shape
-    raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
-                       f"broadcast to indexing result of shape {list(got)}")
+    _check_put_dtype(self, values)
+    got, _ = _index_meta(self, indices, dims)
+    try:
+        ok = np.broadcast_shapes(tuple(values.shape), got) == got
+    except ValueError:
+        ok = False
+    if not ok:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot "
+                           f"be broadcast to indexing result of shape {list(got)}")
+    return tuple(self.shape), self.dtype
 
 
 def _index_put_vjp(ctx, g):
@@ -117,7 +135,7 @@ def _index_put_vjp(ctx, g):
 
 
 INDEX_PUT = register("index_put", _index_put_kernel, meta=_index_put_meta, save=(1,),
-                     vjp=_index_put_vjp)
+                     vjp=_index_put_vjp, tags=("scatter", "nondeterministic"))
 
 _INDEX_DTYPES = (D.int64, D.int32, D.uint8, D.bool)
 _BAD_INDEX = "tensors used as indices must be long, int, byte or bool tensors"
@@ -194,8 +212,9 @@ def _put_(self, ts, dims, values, accumulate):
     if not STATE.modes and not (STATE.grad_enabled and (self._rg or values._rg)):
         try:
             _put_into(self._data, ts, dims, values._data, accumulate)
-        except (IndexError, ValueError):
+        except (IndexError, ValueError) as e:
             _index_put_meta(self, ts, dims, values, accumulate)
+            raise RuntimeError(f"index_put_: {e}") from e
         self._storage.version += 1
         return self
     return inplace(INDEX_PUT, self, (self, ts, dims, values, accumulate))
@@ -398,7 +417,14 @@ def _gather_vjp(ctx, g):
     return dispatch(SCATTER_ADD, (z, dim, index, g)), None, None, None
 
 
-GATHER = register("gather", _gather_kernel, save=(1, 2), vjp=_gather_vjp)
+def _gather_meta(self, dim, index, sparse_grad=False):
+    _check_gather_like("gather", self, dim, index)
+    _check_bounds(index._data.reshape(-1), (self.shape or (1,))[dim], dim)
+    return tuple(index.shape), self.dtype
+
+
+GATHER = register("gather", _gather_kernel, save=(1, 2), vjp=_gather_vjp, meta=_gather_meta,
+                  tags=("gather",))
 
 
 def _check_gather_like(opname, self, dim, index, src=None):
@@ -491,9 +517,21 @@ def _scatter_vjp(ctx, g):
     return gs, None, None, _src_grad(ctx, g), None
 
 
-SCATTER = register("scatter", _scatter_kernel, save=(1, 2, 4), vjp=_scatter_vjp)
+def _scatter_meta(opname):
+    def meta(self, dim, index, src, reduce=None):
+        if reduce not in _REDUCE_MODES:
+            raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
+        _check_gather_like(opname, self, dim, index, src)
+        _check_bounds(index._data.reshape(-1), (self.shape or (1,))[dim], dim)
+        return tuple(self.shape), self.dtype
+    return meta
+
+
+SCATTER = register("scatter", _scatter_kernel, save=(1, 2, 4), vjp=_scatter_vjp,
+                   meta=_scatter_meta("scatter"), tags=("scatter", "nondeterministic"))
 SCATTER_ADD = register("scatter_add", lambda a, dim, index, src: _scatter_kernel(
-    a, dim, index, src, "add"), save=(1, 2),
+    a, dim, index, src, "add"), save=(1, 2), meta=_scatter_meta("scatter_add"),
+    tags=("scatter", "nondeterministic"),
     vjp=lambda ctx, g: (g, None, None, _src_grad(ctx, g)))
 
 _REDUCE_MODES = {None: None, "add": "add", "multiply": "multiply"}
@@ -545,19 +583,26 @@ def _index_select_vjp(ctx, g):
     return index_add(_zeros(ctx.shapes[0], g.dtype), dim, index, g), None, None
 
 
-def _range_meta(message):
-    """Meta for ops whose kernel found an index out of range: raise PyTorch's IndexError."""
-    def meta(self, dim, index, *rest):
-        n = (self._data.shape or (1,))[dim]
-        idx = index._data.reshape(-1)
-        bad = idx[(idx < -n) | (idx >= n)]
-        if bad.size:
-            raise IndexError(message.format(index=int(bad[0]), dim=dim, size=n))
-    return meta
+def _check_range(self, dim, index, message):
+    """PyTorch's IndexError for an index value out of range (the values only real
+    tensors have: meta and fake ones hold zeros)."""
+    n = (self._data.shape or (1,))[dim]
+    idx = index._data.reshape(-1)
+    bad = idx[(idx < -n) | (idx >= n)]
+    if bad.size:
+        raise IndexError(message.format(index=int(bad[0]), dim=dim, size=n))
+
+
+def _index_select_meta(self, dim, index):
+    _check_index_vector("index_select", index)
+    _check_range(self, dim, index, "index out of range in self")
+    if not self.dim():
+        return (), self.dtype
+    return S._replace_dim(self.shape, dim, index.numel()), self.dtype
 
 
 INDEX_SELECT = register("index_select", _index_select_kernel, save=(1, 2), vjp=_index_select_vjp,
-                        meta=_range_meta("index out of range in self"))
+                        meta=_index_select_meta, tags=("gather",))
 
 
 def _check_index_vector(opname, index, long_only=False):
@@ -600,8 +645,14 @@ def _index_add_vjp(ctx, g):
     return gs, None, None, gsrc, None
 
 
+def _index_add_meta(self, dim, index, source, alpha=1):
+    _check_index_add(self, dim, index, source)
+    _check_range(self, dim, index, "index out of range in self")
+    return tuple(self.shape), self.dtype
+
+
 INDEX_ADD = register("index_add", _index_add_kernel, save=(1, 2, 4), vjp=_index_add_vjp,
-                     meta=_range_meta("index out of range in self"))
+                     meta=_index_add_meta, tags=("scatter", "nondeterministic"))
 
 
 def _check_index_add(self, dim, index, source):
@@ -645,19 +696,32 @@ def _index_fill_vjp(ctx, g):
     return gs, None, None, gv
 
 
+def _index_fill_meta(self, dim, index, value):
+    _check_index_fill(index, value)
+    _check_range(self, dim, index, "index {index} is out of bounds for dimension {dim} with "
+                 "size {size}")
+    return tuple(self.shape), self.dtype
+
+
+def _check_index_fill(index, value):
+    _check_index_vector("index_fill_", index, long_only=True)
+    if isinstance(value, Tensor) and value._data.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value._data.ndim} dimension(s).")
+
+
 INDEX_FILL = register("index_fill", _index_fill_kernel, save=(1, 2), vjp=_index_fill_vjp,
-                      meta=_range_meta("index {index} is out of bounds for dimension {dim} "
-                                       "with size {size}"))
+                      meta=_index_fill_meta, tags=("scatter",))
 
 
 def index_fill(input, dim, index, value):
-    _check_index_vector("index_fill_", index, long_only=True)
+    _check_index_fill(index, value)
     d = _wrap_dim(dim, input._data.ndim, "index_fill")
     return dispatch(INDEX_FILL, (input, d, index, value))
 
 
 def index_fill_(self, dim, index, value):
-    _check_index_vector("index_fill_", index, long_only=True)
+    _check_index_fill(index, value)
     d = _wrap_dim(dim, self._data.ndim, "index_fill_")
     return inplace(INDEX_FILL, self, (self, d, index, value))
 
@@ -694,8 +758,20 @@ def _masked_fill_vjp(ctx, g):
     return gi, None, gv
 
 
+def _masked_fill_meta(input, mask, value):
+    _check_mask_fill(mask, value)
+    try:
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    except ValueError:
+        raise RuntimeError(f"The size of tensor a ({input.shape[-1]}) must match the size "
+                           f"of tensor b ({mask.shape[-1]}) at non-singleton dimension "
+                           f"(masked_fill: shapes {list(input.shape)} and "
+                           f"{list(mask.shape)})") from None
+    return shape, input.dtype
+
+
 MASKED_FILL = register("masked_fill", _masked_fill_kernel, save=(1,), vjp=_masked_fill_vjp,
-                       tags=("pointwise",))
+                       meta=_masked_fill_meta, tags=("pointwise",))
 
 
 def _check_mask_fill(mask, value):
@@ -716,14 +792,7 @@ def _cpp_name(d):
 
 
 def masked_fill(input, mask, value):
-    _check_mask_fill(mask, value)
-    try:
-        np.broadcast_shapes(input._data.shape, mask._data.shape)
-    except ValueError:
-        raise RuntimeError(f"The size of tensor a ({input._data.shape[-1]}) must match the size "
-                           f"of tensor b ({mask._data.shape[-1]}) at non-singleton dimension "
-                           f"(masked_fill: shapes {list(input.shape)} and "
-                           f"{list(mask.shape)})") from None
+    _masked_fill_meta(input, mask, value)
     return dispatch(MASKED_FILL, (input, mask, value))
 
 
@@ -743,18 +812,33 @@ def _masked_select_vjp(ctx, g):
     return masked_scatter(_zeros(shape, g.dtype), mask, g), None
 
 
-MASKED_SELECT = register("masked_select", _masked_select_kernel, save=(1,),
-                         vjp=_masked_select_vjp)
+def _data_dependent(opname, *tensors):
+    """Meta of a `dynamic_output_shape` op: its shape needs values, which meta and fake
+    tensors do not have (real ones do: their metas count)."""
+    if any(t._backend == "meta" for t in tensors):
+        raise RuntimeError(f"{opname}: the output shape depends on the data, which meta and "
+                           "fake tensors do not have")
 
 
-def masked_select(input, mask, *, out=None):
+def _masked_select_meta(input, mask):
     if mask._dtype is not D.bool:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     try:
-        np.broadcast_shapes(input._data.shape, mask._data.shape)
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
     except ValueError:
         raise RuntimeError(f"masked_select(): shapes {list(input.shape)} and "
                            f"{list(mask.shape)} are not broadcastable") from None
+    _data_dependent("masked_select", input, mask)
+    return (int(np.count_nonzero(np.broadcast_to(mask._data, shape))),), input.dtype
+
+
+MASKED_SELECT = register("masked_select", _masked_select_kernel, save=(1,),
+                         vjp=_masked_select_vjp, meta=_masked_select_meta,
+                         tags=("gather", "dynamic_output_shape"))
+
+
+def masked_select(input, mask, *, out=None):
+    _masked_select_meta(input, mask)
     res = dispatch(MASKED_SELECT, (input, mask))
     return res if out is None else write_out(out, res, "masked_select")
 
@@ -784,8 +868,25 @@ def _masked_scatter_vjp(ctx, g):
     return gi, None, gs
 
 
+def _masked_scatter_meta(input, mask, source):
+    if mask._dtype is not D.bool:
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {_cpp_name(mask._dtype)}")
+    if source._dtype is not input._dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got {type_name(input._dtype)} and {type_name(source._dtype)}")
+    try:
+        ok = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape)) == tuple(input.shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise RuntimeError(f"masked_scatter: the mask's shape {list(mask.shape)} must be "
+                           f"broadcastable to self's shape {list(input.shape)}")
+    return tuple(input.shape), input.dtype
+
+
 MASKED_SCATTER = register("masked_scatter", _masked_scatter_kernel, save=(1,),
-                          vjp=_masked_scatter_vjp)
+                          vjp=_masked_scatter_vjp, meta=_masked_scatter_meta, tags=("scatter",))
 
 
 def masked_scatter(input, mask, source):
@@ -802,9 +903,7 @@ def masked_scatter(input, mask, source):
 
 
 def masked_scatter_(self, mask, source):
-    if mask._dtype is not D.bool:
-        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with "
-                           f"dtype {_cpp_name(mask._dtype)}")
+    _masked_scatter_meta(self, mask, source)
     return inplace(MASKED_SCATTER, self, (self, mask, source))
 
 
@@ -840,9 +939,21 @@ def where(condition, input=None, other=None, *, out=None):
     return res if out is None else write_out(out, res, "where")
 
 
-NONZERO = register("nonzero", lambda a: np.argwhere(a).astype(np.int64))
+def _nonzero_meta(a):
+    _data_dependent("nonzero", a)
+    return (int(np.count_nonzero(a._data)), a.dim()), D.int64
+
+
+def _nonzero_numpy_meta(a):
+    n, _ = _nonzero_meta(a)[0]
+    return (((n,), D.int64),) * max(a.dim(), 1)
+
+
+NONZERO = register("nonzero", lambda a: np.argwhere(a).astype(np.int64), meta=_nonzero_meta,
+                   tags=("dynamic_output_shape",))
 NONZERO_NUMPY = register("nonzero_numpy",
-                         lambda a: tuple(i.astype(np.int64) for i in np.nonzero(np.atleast_1d(a))))
+                         lambda a: tuple(i.astype(np.int64) for i in np.nonzero(np.atleast_1d(a))),
+                         meta=_nonzero_numpy_meta, tags=("dynamic_output_shape",))
 
 
 def nonzero(input, *, out=None, as_tuple=False):

@@ -92,7 +92,19 @@ def _mm_vjp(ctx, g):
     return (g.mm(b.conj().t()) if na else None, a.conj().t().mm(g) if nb else None)
 
 
-MM = register("mm", _mm_kernel, vjp=_mm_vjp, amp_policy="lower_precision")
+def _mm_meta(a, b):
+    _mm_shape_check(tuple(a.shape), tuple(b.shape))
+    _check_mm_dtypes(a._data, b._data)
+    return (a.shape[0], b.shape[1]), a.dtype
+
+
+def _via_matmul(a, b):
+    """mm/bmm/mv/dot decompose to the batched matmul primitive (DESIGN §4)."""
+    return dispatch(MATMUL, (a, b))
+
+
+MM = register("mm", _mm_kernel, meta=_mm_meta, vjp=_mm_vjp, decomp=_via_matmul,
+              tags=("linalg",), amp_policy="lower_precision")
 
 
 def mm(input, mat2, *, out=None):
@@ -132,7 +144,14 @@ def _bmm_vjp(ctx, g):
             a.conj().transpose(1, 2).bmm(g) if nb else None)
 
 
-BMM = register("bmm", _bmm_kernel, vjp=_bmm_vjp, amp_policy="lower_precision")
+def _bmm_meta(a, b):
+    _bmm_shape_check(tuple(a.shape), tuple(b.shape))
+    _check_bmm_dtypes(a._data, b._data)
+    return (a.shape[0], a.shape[1], b.shape[2]), a.dtype
+
+
+BMM = register("bmm", _bmm_kernel, meta=_bmm_meta, vjp=_bmm_vjp, decomp=_via_matmul,
+               tags=("linalg",), amp_policy="lower_precision")
 
 
 def bmm(input, mat2, *, out=None):
@@ -162,7 +181,14 @@ def _mv_vjp(ctx, g):
     return (g.unsqueeze(1) * v.conj() if nm else None, m.conj().t().mv(g) if nv else None)
 
 
-MV = register("mv", _mv_kernel, vjp=_mv_vjp)
+def _mv_meta(m, v):
+    _mv_shape_check(tuple(m.shape), tuple(v.shape))
+    _check_mv_dtypes(m._data, v._data)
+    return (m.shape[0],), m.dtype
+
+
+MV = register("mv", _mv_kernel, meta=_mv_meta, vjp=_mv_vjp, decomp=_via_matmul,
+              tags=("linalg",))
 
 
 def mv(input, vec, *, out=None):
@@ -191,7 +217,14 @@ def _dot_vjp(ctx, g):
     return (g * b.conj() if na else None, g * a.conj() if nb else None)
 
 
-DOT = register("dot", _dot_kernel, vjp=_dot_vjp)
+def _dot_meta(a, b):
+    _dot_shape_check(tuple(a.shape), tuple(b.shape))
+    _check_dot_dtypes(a._data, b._data)
+    return (), a.dtype
+
+
+DOT = register("dot", _dot_kernel, meta=_dot_meta, vjp=_dot_vjp, decomp=_via_matmul,
+               tags=("linalg",))
 
 
 def dot(input, tensor, *, out=None):
@@ -202,6 +235,12 @@ def dot(input, tensor, *, out=None):
 # --------------------------------------------------------------------- matmul
 
 def _matmul_kernel(a, b):
+    _check_matmul_dtypes(a, b)
+    return _product(np.matmul, a, b)
+
+
+def _check_matmul_dtypes(a, b):
+    """Rank and dtype checks, with the messages of the product matmul folds to."""
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
                            f"{a.ndim}D and {b.ndim}D")
@@ -213,22 +252,28 @@ def _matmul_kernel(a, b):
         _check_mm_dtypes(a, b)
     else:
         _check_bmm_dtypes(a, b)
-    return _product(np.matmul, a, b)
 
 
 def _matmul_meta(a, b):
-    """PyTorch's matmul error for bad shapes, as its folded dot/mv/mm/bmm reports it."""
+    """PyTorch's matmul errors, as its folded dot/mv/mm/bmm report them, and NumPy's
+    matmul shape: broadcast batch dims, a 1-d operand's dim dropped."""
     sa, sb = tuple(a.shape), tuple(b.shape)
+    _check_matmul_dtypes(a._data, b._data)
     if len(sa) == 1 and len(sb) == 1:
         _dot_shape_check(sa, sb)
-    elif len(sb) == 1:
+        return (), a.dtype
+    if len(sb) == 1:
         _mv_shape_check((_rows(sa), sa[-1]), sb)
-    elif len(sb) == 2:
+        return sa[:-1], a.dtype
+    if len(sb) == 2:
         _mm_shape_check((_rows(sa), sa[-1]), sb)
-    else:
-        from ._elementwise import broadcast_shapes
-        n = int(np.prod(broadcast_shapes(sa[:-2], sb[:-2])))
-        _bmm_shape_check((n, 1, sa[-1]), (n,) + sb[-2:])
+        return sa[:-1] + sb[-1:], a.dtype
+    from ._elementwise import broadcast_shapes
+    batch = broadcast_shapes(sa[:-2], sb[:-2])
+    n = int(np.prod(batch))
+    _bmm_shape_check((n, 1, sa[-1]), (n,) + sb[-2:])
+    rows = sa[-2:-1]                      # a 1-d left operand has no row dim
+    return batch + rows + sb[-1:], a.dtype
 
 
 def _rows(shape):
@@ -266,7 +311,7 @@ def _fold(t):
 
 
 MATMUL = register("matmul", _matmul_kernel, meta=_matmul_meta, vjp=_matmul_vjp,
-                  amp_policy="lower_precision")
+                  tags=("linalg",), amp_policy="lower_precision")
 
 
 def matmul(input, other, *, out=None):

@@ -106,7 +106,7 @@ def _sgn_vjp(ctx, g):
     if not x.is_complex():
         return (g * 0,)
     a = x.abs()
-    s = ctx.out
+    s = x.sgn()
     return (((g - (s.conj() * g).real * s) / a).masked_fill(a == 0, 0),)
 
 
@@ -381,20 +381,24 @@ def _install_methods():
 
     # Python operators
     T.__add__ = fast_binary(ADD, np.add, (1,))
-    T.__radd__ = lambda a, b: dispatch(ADD, (b, a, 1))
+    T.__radd__ = fast_binary(ADD, np.add, (1,), reverse=True)
     T.__iadd__ = lambda a, b: inplace(ADD, a, (a, b, 1))
     _fast_sub = fast_binary(SUB, np.subtract, (1,), lambda d: d if d._kind >= 1 and
                             d.np.itemsize != 2 or d is D.int16 else None)
     T.__sub__ = _fast_sub
-    T.__rsub__ = lambda a, b: sub(b, a)
+    _fast_rsub = fast_binary(SUB, np.subtract, (1,), lambda d: d if d._kind == 2 and
+                             d.np.itemsize != 2 else None, reverse=True)
+    T.__rsub__ = lambda a, b: _fast_rsub(a, b) if b.__class__ in (float, int) else sub(b, a)
     T.__isub__ = lambda a, b: inplace(SUB, a, (a, b, 1))
     T.__mul__ = fast_binary(MUL, np.multiply)
-    T.__rmul__ = lambda a, b: dispatch(MUL, (b, a))
+    T.__rmul__ = fast_binary(MUL, np.multiply, reverse=True)
     T.__imul__ = lambda a, b: inplace(MUL, a, (a, b))
     T.__truediv__ = fast_binary(DIV, np.true_divide, (None,),
                                 lambda d: d if d in (D.float32, D.float64, D.complex64,
                                                      D.complex128) else None)
-    T.__rtruediv__ = lambda a, b: dispatch(DIV, (b, a, None))
+    T.__rtruediv__ = fast_binary(DIV, np.true_divide, (None,),
+                                 lambda d: d if d in (D.float32, D.float64) else None,
+                                 reverse=True)
     T.__itruediv__ = lambda a, b: inplace(DIV, a, (a, b, None))
     T.__floordiv__ = lambda a, b: dispatch(FLOOR_DIVIDE, (a, b))
     T.__rfloordiv__ = lambda a, b: dispatch(FLOOR_DIVIDE, (b, a))

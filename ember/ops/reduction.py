@@ -3,6 +3,7 @@
 Note: integer and bool inputs to sum/prod accumulate in int64 (PyTorch's
 BOOL_TO_LONG / integral promotion); half precision accumulates in float32.
 """
+import builtins
 import warnings
 
 import numpy as np
@@ -11,7 +12,7 @@ from .. import _dtype as D
 from .._dispatch import dispatch
 from .._tensor import Tensor, _wrap_dim
 from ._elementwise import write_out
-from ._registry import register
+from ._registry import register, check_dtype_arg
 
 __all__ = []
 
@@ -51,6 +52,25 @@ def unsqueeze_to(g, shape, dims, keepdim):
     return g.reshape(out)
 
 
+def reduced_shape(shape, dims, keepdim):
+    """The shape left by reducing `dims` (None = all; () = none) of `shape`."""
+    shape = tuple(shape)
+    if dims is None:
+        return (1,) * len(shape) if keepdim else ()
+    if keepdim:
+        return tuple(1 if d in dims else n for d, n in enumerate(shape))
+    return tuple(n for d, n in enumerate(shape) if d not in dims)
+
+
+def _int_to_long_meta(name):
+    """sum/prod: ints and bool accumulate in int64 unless dtype= says otherwise."""
+    def meta(a, dims, keepdim, dtype):
+        check_dtype_arg(dtype, name)
+        out = dtype if dtype is not None else D.int64 if a.dtype._kind < 2 else a.dtype
+        return reduced_shape(a.shape, dims, keepdim), out
+    return meta
+
+
 def _acc_dtype(a, dtype):
     """(accumulate, output) NumPy dtypes: ints/bool -> int64, half precision in float32."""
     if dtype is not None:
@@ -75,7 +95,7 @@ def _sum_vjp(ctx, g):
 
 
 SUM = register("sum", _sum_kernel, vjp=_sum_vjp, save=(1, 2, 3), tags=("reduction",),
-               amp_policy="fp32")
+               meta=_int_to_long_meta("sum"))
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -92,7 +112,16 @@ def _sum_to_size_kernel(a, shape):
     return r.reshape(shape)
 
 
-SUM_TO_SIZE = register("sum_to_size", _sum_to_size_kernel, save=(),
+def _sum_to_size_meta(a, shape):
+    shape, have = tuple(shape), tuple(a.shape)
+    lead = len(have) - len(shape)
+    if lead < 0 or builtins.any(n != 1 and n != have[lead + i] for i, n in enumerate(shape)):
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(have)}}}.")
+    return shape, a.dtype
+
+
+SUM_TO_SIZE = register("sum_to_size", _sum_to_size_kernel, save=(), meta=_sum_to_size_meta,
+                       check=True, tags=("reduction",),
                        vjp=lambda ctx, g: (g.expand(ctx.shapes[0]), None))
 
 
@@ -103,6 +132,14 @@ def sum_to_size(self, *size):
     if size == self._data.shape:
         return self
     return dispatch(SUM_TO_SIZE, (self, size))
+
+
+def _mean_meta(a, dims, keepdim, dtype):
+    out = check_dtype_arg(dtype, "mean") or a.dtype
+    if out._kind < 2:
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
+                           f"floating point or complex dtype. Got: {_kind_name(out.np)}")
+    return reduced_shape(a.shape, dims, keepdim), out
 
 
 def _mean_kernel(a, dims, keepdim, dtype):
@@ -137,7 +174,7 @@ def _mean_vjp(ctx, g):
 
 
 MEAN = register("mean", _mean_kernel, vjp=_mean_vjp, save=(1, 2, 3), tags=("reduction",),
-                amp_policy="fp32")
+                meta=_mean_meta)
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -210,7 +247,7 @@ def _prod_vjp(ctx, g):
 
 
 PROD = register("prod", _prod_kernel, vjp=_prod_vjp, save=(0,), tags=("reduction",),
-                amp_policy="fp32")
+                meta=_int_to_long_meta("prod"), amp_policy="fp32")
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -247,12 +284,17 @@ def _check_nonempty(a, dims, name):
 
 
 def _extreme_meta(name):
-    """Raise PyTorch's error for max/min/amax/amin input the kernel refused."""
-    def meta(a, dims=None, *rest):
+    """max/min (full), max_dim/min_dim (values, indices) and amax/amin."""
+    def meta(a, dims=None, keepdim=False):
         _check_not_complex(a._data, name)
-        if isinstance(dims, int):
-            dims = (dims,) if a._data.ndim else None
-        _check_nonempty(a._data, dims, name.split("_")[0])
+        if name.endswith("_dim"):
+            if not a.dim():
+                return ((), a.dtype), ((), D.int64)
+            _check_nonempty(a._data, (dims,), name.split("_")[0])
+            shape = reduced_shape(a.shape, (dims,), keepdim)
+            return (shape, a.dtype), (shape, D.int64)
+        _check_nonempty(a._data, dims, name)
+        return reduced_shape(a.shape, dims, keepdim), a.dtype
     return meta
 
 
@@ -410,7 +452,11 @@ def _argext_meta(name):
         if a._dtype._kind in (0, 3):
             raise RuntimeError(f"{name}(): does not support "
                                f"{'bool' if a._dtype._kind == 0 else 'complex'} input")
-        _check_nonempty(a._data, None if dim is None else (dim,), name)
+        dims = None if dim is None else (dim,) if a.dim() else None
+        _check_nonempty(a._data, dims, name)
+        if dim is not None and not a.dim():
+            return (), D.int64
+        return reduced_shape(a.shape, dims, keepdim), D.int64
     return meta
 
 
@@ -443,8 +489,13 @@ def _logical_kernel(np_fn):
     return kernel
 
 
-ALL = register("all", _logical_kernel(np.all), tags=("reduction",))
-ANY = register("any", _logical_kernel(np.any), tags=("reduction",))
+def _logical_meta(a, dims, keepdim):
+    """all/any: bool, or uint8 for uint8 input (PyTorch's legacy rule)."""
+    return reduced_shape(a.shape, dims, keepdim), D.uint8 if a.dtype is D.uint8 else D.bool
+
+
+ALL = register("all", _logical_kernel(np.all), meta=_logical_meta, tags=("reduction",))
+ANY = register("any", _logical_kernel(np.any), meta=_logical_meta, tags=("reduction",))
 
 
 def _logical(op, input, dim, keepdim, out):
@@ -527,10 +578,19 @@ def _std_kernel(a, dims, correction, keepdim):
         return np.sqrt(_var_kernel(a, dims, correction, keepdim))
 
 
-VAR = register("var", _var_kernel, vjp=_var_vjp, save=(0,), tags=("reduction",),
-               amp_policy="fp32")
-STD = register("std", _std_kernel, vjp=_std_vjp, save=(0,), save_out=True,
-               tags=("reduction",), amp_policy="fp32")
+def _var_meta(a, dims, correction, keepdim):
+    if a.dtype._kind < 2:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    return reduced_shape(a.shape, dims, keepdim), a.dtype.to_real()
+
+
+def _std_decomp(a, dims, correction, keepdim):
+    return dispatch(VAR, (a, dims, correction, keepdim)).sqrt()
+
+
+VAR = register("var", _var_kernel, vjp=_var_vjp, save=(0,), tags=("reduction",), meta=_var_meta)
+STD = register("std", _std_kernel, vjp=_std_vjp, save=(0,), save_out=True, meta=_var_meta,
+               decomp=_std_decomp, tags=("reduction",))
 
 
 def _var_args(name, input, dim, unbiased, keepdim, correction):

@@ -50,13 +50,18 @@ def _view_kernel(a, shape):
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
         ) from None
-    return out
 
 
-VIEW = register("view", _view_kernel, view=True, save=(),
+def _view_meta(a, shape):
+    """The numel check (strides are the kernel's business: views run it under fake mode)."""
+    return _shape_arg(tuple(shape), a.numel(), "view"), a.dtype
+
+
+VIEW = register("view", _view_kernel, view=True, save=(), meta=_view_meta,
                 vjp=lambda ctx, g: (g.reshape(ctx.shapes[0]), None))
 RESHAPE_COPY = register("_reshape_copy", lambda a, shape: np.reshape(a, shape).copy(),
-                        save=(), vjp=lambda ctx, g: (g.reshape(ctx.shapes[0]), None))
+                        save=(), meta=_view_meta, tags=("shape", "copy"),
+                        vjp=lambda ctx, g: (g.reshape(ctx.shapes[0]), None))
 
 
 def _view_dtype(self, dtype):
@@ -141,8 +146,38 @@ def _as_strided_vjp(ctx, g):
     return (as_strided_scatter(zeros(shape, dtype=g.dtype), g, size, stride, off), None, None, None)
 
 
+def _as_strided_meta(a, size, stride, storage_offset=0):
+    """PyTorch's as_strided checks. NumPy would read past the storage, so this runs
+    before the kernel; the storage reachable is the root base's, from a's start."""
+    base, isz = a._base, a.element_size()
+    have = a.numel() if base is None else \
+        base.numel() * base.element_size() // isz - a.storage_offset()
+    _check_strided(size, stride, storage_offset, have, isz)
+    return tuple(size), a.dtype
+
+
+def _check_strided(size, stride, storage_offset, have, isz):
+    """The region (size, stride, offset) must fit in `have` elements of `isz` bytes."""
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    for n in size:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: "
+                               f"{list(size)}")
+    if any(st < 0 for st in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, "
+                           f"got strides: {list(stride)}")
+    need = 0 if 0 in size else storage_offset + 1 + sum(
+        (n - 1) * st for n, st in zip(size, stride))
+    if need > have:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {storage_offset}, and itemsize {isz} requiring a storage "
+                           f"size of {need * isz} are out of bounds for storage of size "
+                           f"{have * isz}")
+
+
 AS_STRIDED = register("as_strided", _as_strided_kernel, view=True, save=(1, 2, 3),
-                      vjp=_as_strided_vjp)
+                      meta=_as_strided_meta, check=True, vjp=_as_strided_vjp)
 
 
 def _as_strided_scatter_kernel(a, src, size, stride, storage_offset=0):
@@ -161,7 +196,18 @@ def _as_strided_scatter_vjp(ctx, g):
     return ga, gs, None, None, None
 
 
+def _as_strided_scatter_meta(a, src, size, stride, storage_offset=0):
+    """The region's checks (on a contiguous copy of a) and src's size (NumPy would
+    broadcast it), before the kernel runs."""
+    _check_strided(size, stride, storage_offset, a.numel(), a.element_size())
+    if tuple(src.shape) != tuple(size):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(size)}")
+    return tuple(a.shape), a.dtype
+
+
 AS_STRIDED_SCATTER = register("as_strided_scatter", _as_strided_scatter_kernel,
+                              meta=_as_strided_scatter_meta, check=True, tags=("scatter",),
                               vjp=_as_strided_scatter_vjp, save=(2, 3, 4))
 
 
@@ -185,9 +231,17 @@ def _expand_meta(a, shape):
         raise RuntimeError(f"expand(torch.{a.dtype.name}{{{list(a.shape)}}}, size={list(shape)}): "
                            "the number of sizes provided ({}) must be greater or equal to the "
                            "number of dimensions in the tensor ({})".format(len(shape), a.dim()))
-    raise RuntimeError(f"The expanded size of the tensor must match the existing size at "
-                       f"non-singleton dimension: target sizes {list(shape)}, tensor sizes "
-                       f"{list(a.shape)}")
+    lead = len(shape) - a.dim()
+    for i, n in enumerate(shape[:lead]):
+        if n < 0:
+            raise RuntimeError(f"The expanded size of the tensor ({n}) isn't allowed in a "
+                               f"leading, non-existing dimension {i}")
+    for i, n in enumerate(a.shape):
+        if n != 1 and n != shape[lead + i]:
+            raise RuntimeError(f"The expanded size of the tensor ({shape[lead + i]}) must match "
+                               f"the existing size ({n}) at non-singleton dimension {lead + i}.  "
+                               f"Target sizes: {list(shape)}.  Tensor sizes: {list(a.shape)}")
+    return tuple(shape), a.dtype
 
 
 EXPAND = register("expand", _expand_kernel, view=True, save=(), meta=_expand_meta,
@@ -219,6 +273,7 @@ def _permute_vjp(ctx, g):
 
 
 PERMUTE = register("permute", lambda a, dims: np.transpose(a, dims), view=True, save=(1,),
+                   meta=lambda a, dims: (tuple(a.shape[d] for d in dims), a.dtype),
                    vjp=_permute_vjp)
 
 
@@ -258,7 +313,11 @@ def _squeeze_kernel(a, dims):
     return np.squeeze(a, axis=tuple(d for d in dims if a.shape[d] == 1))
 
 
-SQUEEZE = register("squeeze", _squeeze_kernel, view=True, save=(),
+def _squeeze_meta(a, dims):
+    return tuple(n for d, n in enumerate(a.shape) if n != 1 or d not in dims), a.dtype
+
+
+SQUEEZE = register("squeeze", _squeeze_kernel, view=True, save=(), meta=_squeeze_meta,
                    vjp=lambda ctx, g: (g.reshape(ctx.shapes[0]), None))
 
 
@@ -273,8 +332,14 @@ def squeeze(input, dim=None):
     return dispatch(SQUEEZE, (input, dims if n else ()))
 
 
+def _unsqueeze_meta(a, dim):
+    shape = list(a.shape)
+    shape.insert(dim, 1)
+    return tuple(shape), a.dtype
+
+
 UNSQUEEZE = register("unsqueeze", lambda a, dim: np.expand_dims(a, dim), view=True, save=(),
-                     vjp=lambda ctx, g: (g.reshape(ctx.shapes[0]), None))
+                     meta=_unsqueeze_meta, vjp=lambda ctx, g: (g.reshape(ctx.shapes[0]), None))
 
 
 def unsqueeze(input, dim):
@@ -343,7 +408,17 @@ def _slice_scatter_kernel(a, src, dim, start, end, step):
     return out
 
 
-SLICE = register("slice", _slice_kernel, view=True, save=(1, 2, 3, 4),
+def _replace_dim(shape, dim, n):
+    """shape with dim `dim` resized to n (dropped when n is None)."""
+    shape = tuple(shape)
+    return shape[:dim] + (() if n is None else (n,)) + shape[dim + 1:]
+
+
+def _slice_meta(a, dim, start, end, step):
+    return _replace_dim(a.shape, dim, len(range(start, end, step))), a.dtype
+
+
+SLICE = register("slice", _slice_kernel, view=True, save=(1, 2, 3, 4), meta=_slice_meta,
                  vjp=lambda ctx, g: (slice_scatter(_zeros(ctx.shapes[0], g.dtype), g,
                                                    *ctx.args[1:]), None, None, None, None))
 
@@ -356,8 +431,20 @@ def _slice_scatter_vjp(ctx, g):
     return ga, gs, None, None, None, None
 
 
+def _check_scatter_src(src, want):
+    """src must have exactly the shape of the region it is written into."""
+    if tuple(src.shape) != tuple(want):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(want)}")
+
+
+def _slice_scatter_meta(a, src, dim, start, end, step):
+    _check_scatter_src(src, _slice_meta(a, dim, start, end, step)[0])
+    return tuple(a.shape), a.dtype
+
+
 SLICE_SCATTER = register("slice_scatter", _slice_scatter_kernel, save=(2, 3, 4, 5),
-                         vjp=_slice_scatter_vjp)
+                         meta=_slice_scatter_meta, tags=("scatter",), vjp=_slice_scatter_vjp)
 
 
 def _slice_bounds(n, start, end, step):
@@ -378,11 +465,7 @@ def _slice_bounds(n, start, end, step):
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     d = _wrap_dim(dim, input._data.ndim, "slice_scatter")
     start, end = _slice_bounds(input._data.shape[d], start, end, step)
-    want = list(input._data.shape)
-    want[d] = len(range(start, end, step))
-    if list(src._data.shape) != want:
-        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
-                           f"{list(src.shape)}, slice size = {want}")
+    _slice_scatter_meta(input, src, d, start, end, step)
     return dispatch(SLICE_SCATTER, (input, src, d, start, end, step))
 
 
@@ -401,7 +484,12 @@ def _select_scatter_kernel(a, src, dim, index):
     return out
 
 
-SELECT = register("select", _select_kernel, view=True, save=(1, 2),
+def _select_meta(a, dim, index):
+    _select_index(a, dim, index)
+    return _replace_dim(a.shape, dim, None), a.dtype
+
+
+SELECT = register("select", _select_kernel, view=True, save=(1, 2), meta=_select_meta,
                   vjp=lambda ctx, g: (select_scatter(_zeros(ctx.shapes[0], g.dtype), g,
                                                      *ctx.args[1:]), None, None))
 
@@ -414,7 +502,13 @@ def _select_scatter_vjp(ctx, g):
     return ga, gs, None, None
 
 
+def _select_scatter_meta(a, src, dim, index):
+    _check_scatter_src(src, _select_meta(a, dim, index)[0])
+    return tuple(a.shape), a.dtype
+
+
 SELECT_SCATTER = register("select_scatter", _select_scatter_kernel, save=(2, 3),
+                          meta=_select_scatter_meta, tags=("scatter",),
                           vjp=_select_scatter_vjp)
 
 
@@ -437,10 +531,7 @@ def select(input, dim, index):
 def select_scatter(input, src, dim, index):
     d = _wrap_dim(dim, input._data.ndim, "select_scatter")
     index = _select_index(input, d, index)
-    want = input._data.shape[:d] + input._data.shape[d + 1:]
-    if src._data.shape != want:
-        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
-                           f"{list(src.shape)}, slice size = {list(want)}")
+    _select_scatter_meta(input, src, d, index)
     return dispatch(SELECT_SCATTER, (input, src, d, index))
 
 
@@ -472,7 +563,20 @@ def _split_kernel(a, sizes, dim):
     return tuple(out)
 
 
-SPLIT = register("split_with_sizes", _split_kernel, view=True, save=(2,),
+def _split_meta(a, sizes, dim):
+    n = a.shape[dim]
+    for s in sizes:
+        if s < 0:
+            raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
+                               f"entries, but got split_sizes={list(sizes)}")
+    if sum(sizes) != n:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                           f"tensor's size at dimension {dim}), but got split_sizes="
+                           f"{list(sizes)}")
+    return tuple((_replace_dim(a.shape, dim, s), a.dtype) for s in sizes)
+
+
+SPLIT = register("split_with_sizes", _split_kernel, view=True, save=(2,), meta=_split_meta,
                  vjp=lambda ctx, *gs: (cat(list(gs), ctx.args[2]), None, None))
 
 
@@ -481,14 +585,7 @@ def split_with_sizes(input, split_sizes, dim=0):
         raise RuntimeError("split_with_sizes expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, input._data.ndim, "split_with_sizes")
     sizes = tuple(int(s) for s in split_sizes)
-    n = input._data.shape[d]
-    for s in sizes:
-        if s < 0:
-            raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
-                               f"entries, but got split_sizes={list(sizes)}")
-    if sum(sizes) != n:
-        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
-                           f"tensor's size at dimension {d}), but got split_sizes={list(sizes)}")
+    _split_meta(input, sizes, d)
     return dispatch(SPLIT, (input, sizes, d))
 
 
@@ -553,6 +650,7 @@ def _unbind_kernel(a, dim):
 
 
 UNBIND = register("unbind", _unbind_kernel, view=True, save=(1,),
+                  meta=lambda a, dim: ((_replace_dim(a.shape, dim, None), a.dtype),) * a.shape[dim],
                   vjp=lambda ctx, *gs: (stack(list(gs), ctx.args[1]), None))
 
 
@@ -592,7 +690,11 @@ def _diagonal_scatter_kernel(a, src, offset, d1, d2):
     return out
 
 
-DIAGONAL = register("diagonal", _diagonal_kernel, view=True, save=(1, 2, 3),
+def _diagonal_meta(a, offset, d1, d2):
+    return tuple(_diag_geometry(tuple(a.shape), (0,) * a.dim(), offset, d1, d2)[0]), a.dtype
+
+
+DIAGONAL = register("diagonal", _diagonal_kernel, view=True, save=(1, 2, 3), meta=_diagonal_meta,
                     vjp=lambda ctx, g: (diagonal_scatter(_zeros(ctx.shapes[0], g.dtype), g,
                                                          *ctx.args[1:]), None, None, None))
 
@@ -605,7 +707,13 @@ def _diagonal_scatter_vjp(ctx, g):
     return ga, gs, None, None, None
 
 
+def _diagonal_scatter_meta(a, src, offset, d1, d2):
+    _check_scatter_src(src, _diagonal_meta(a, offset, d1, d2)[0])
+    return tuple(a.shape), a.dtype
+
+
 DIAGONAL_SCATTER = register("diagonal_scatter", _diagonal_scatter_kernel, save=(2, 3, 4),
+                            meta=_diagonal_scatter_meta, tags=("scatter",),
                             vjp=_diagonal_scatter_vjp)
 
 
@@ -624,16 +732,13 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     d1, d2 = _diag_dims(input, dim1, dim2, "diagonal_scatter")
-    shape, _, _ = _diag_geometry(input._data.shape, (0,) * input._data.ndim, offset, d1, d2)
-    if list(src._data.shape) != shape:
-        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
-                           f"{list(src.shape)}, slice size = {shape}")
+    _diagonal_scatter_meta(input, src, int(offset), d1, d2)
     return dispatch(DIAGONAL_SCATTER, (input, src, int(offset), d1, d2))
 
 
 def _unfold_kernel(a, dim, size, step):
     if a.ndim == 0:
-        return a.reshape(1)
+        return a.reshape(1)[:size]
     n = (a.shape[dim] - size) // step + 1
     shape = a.shape[:dim] + (n,) + a.shape[dim + 1:] + (size,)
     st = a.strides
@@ -643,33 +748,40 @@ def _unfold_kernel(a, dim, size, step):
 
 def _unfold_backward_kernel(g, input_sizes, dim, size, step):
     out = np.zeros(input_sizes, g.dtype)
-    if not input_sizes:
-        return g.reshape(()).copy()
+    if not input_sizes:              # a 0-d input unfolds to at most one element
+        return np.asarray(g.reshape(-1).sum(dtype=g.dtype))
     n = g.shape[dim]
     for k in range(size):
         out[_dim_key(len(input_sizes), dim, slice(k, k + step * (n - 1) + 1, step))] += g[..., k]
     return out
 
 
-UNFOLD = register("unfold", _unfold_kernel, view=True, save=(1, 2, 3),
-                  vjp=lambda ctx, g: (dispatch(UNFOLD_BACKWARD, (g, ctx.shapes[0], *ctx.args[1:])),
-                                      None, None, None))
-UNFOLD_BACKWARD = register(
-    "unfold_backward", _unfold_backward_kernel, save=(2, 3, 4),
-    vjp=lambda ctx, g: (dispatch(UNFOLD, (g, *ctx.args[2:])), None, None, None, None))
-
-
-def unfold(self, dimension, size, step):
-    n = self._data.ndim
-    d = _wrap_dim(dimension, n, "unfold")
-    have = self._data.shape[d] if n else 1
+def _unfold_meta(a, dim, size, step):
+    have = a.shape[dim] if a.dim() else 1
     if size > have:
-        raise RuntimeError(f"maximum size for tensor at dimension {d} is {have} but size is "
+        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {have} but size is "
                            f"{size}")
     if size < 0:
         raise RuntimeError(f"size is {size} but must be >= 0")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
+    if not a.dim():
+        return (size,), a.dtype
+    return _replace_dim(a.shape, dim, (have - size) // step + 1) + (size,), a.dtype
+
+
+UNFOLD = register("unfold", _unfold_kernel, view=True, save=(1, 2, 3), meta=_unfold_meta,
+                  vjp=lambda ctx, g: (dispatch(UNFOLD_BACKWARD, (g, ctx.shapes[0], *ctx.args[1:])),
+                                      None, None, None))
+UNFOLD_BACKWARD = register(
+    "unfold_backward", _unfold_backward_kernel, save=(2, 3, 4), tags=("scatter",),
+    meta=lambda g, input_sizes, dim, size, step: (tuple(input_sizes), g.dtype),
+    vjp=lambda ctx, g: (dispatch(UNFOLD, (g, *ctx.args[2:])), None, None, None, None))
+
+
+def unfold(self, dimension, size, step):
+    d = _wrap_dim(dimension, self._data.ndim, "unfold")
+    _unfold_meta(self, d, size, step)
     return dispatch(UNFOLD, (self, d, int(size), int(step)))
 
 
@@ -711,29 +823,42 @@ def _view_as_complex_kernel(a):
     return pair.view(c)[..., 0]
 
 
-VIEW_AS_REAL = register("view_as_real", _view_as_real_kernel, view=True, save=(),
-                        vjp=lambda ctx, g: (view_as_complex(g.contiguous()),))
-VIEW_AS_COMPLEX = register("view_as_complex", _view_as_complex_kernel, view=True, save=(),
-                           vjp=lambda ctx, g: (view_as_real(g.contiguous()),))
-
-
-def view_as_real(input):
-    if not input._dtype.is_complex:
+def _view_as_real_meta(a):
+    if not a.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    return dispatch(VIEW_AS_REAL, (input,))
+    return tuple(a.shape) + (2,), a.dtype.to_real()
 
 
-def view_as_complex(input):
+def _view_as_complex_meta(a):
+    """dtype and size checks; the stride checks need real strides (the wrapper's)."""
     from .. import _dtype as D
-    d = input._dtype
+    d = a.dtype
     if d is D.float16:
         raise NotImplementedError("view_as_complex: ember has no complex32 (ComplexHalf) dtype")
     if d.name not in ("float32", "float64"):
         raise RuntimeError(f"view_as_complex is only supported for half, float and double "
                            f"tensors, "
                            f"but got a tensor of scalar type: {_type_name(d)}")
-    if input._data.ndim == 0 or input._data.shape[-1] != 2:
+    if a.dim() == 0 or a.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
+    return tuple(a.shape[:-1]), D.complex64 if d is D.float32 else D.complex128
+
+
+VIEW_AS_REAL = register("view_as_real", _view_as_real_kernel, view=True, save=(),
+                        meta=_view_as_real_meta,
+                        vjp=lambda ctx, g: (view_as_complex(g.contiguous()),))
+VIEW_AS_COMPLEX = register("view_as_complex", _view_as_complex_kernel, view=True, save=(),
+                           meta=_view_as_complex_meta, amp_policy="fp32",
+                           vjp=lambda ctx, g: (view_as_real(g.contiguous()),))
+
+
+def view_as_real(input):
+    _view_as_real_meta(input)
+    return dispatch(VIEW_AS_REAL, (input,))
+
+
+def view_as_complex(input):
+    _view_as_complex_meta(input)
     st = input.stride()
     if st[-1] != 1:
         raise RuntimeError("Tensor must have a last dimension with stride 1")
@@ -761,10 +886,16 @@ def imag(input):
 
 def _cat_dtype(arrays):
     from .. import _dtype as D
-    d = D._FROM_NP[arrays[0].dtype]
-    for a in arrays[1:]:
-        d = D._PROMOTE[(d, D._FROM_NP[a.dtype])]
-    return d.np
+    return _promote_all([D._FROM_NP[a.dtype] for a in arrays]).np
+
+
+def _promote_all(dtypes):
+    """cat/stack's result dtype: every input counts, whatever its shape."""
+    from .. import _dtype as D
+    d = dtypes[0]
+    for x in dtypes[1:]:
+        d = D._PROMOTE[(d, x)]
+    return d
 
 
 def _cat_kernel(tensors, dim):
@@ -788,12 +919,21 @@ def _cat_vjp(ctx, g):
     return out, None
 
 
+def _is_legacy_empty(t):
+    return t.dim() == 1 and t.shape[0] == 0
+
+
 def _cat_meta(tensors, dim):
-    _cat_check(tensors, dim)
-    raise RuntimeError("cat(): invalid arguments")
+    d = _cat_check(tensors, dim)
+    dtype = _promote_all([t.dtype for t in tensors])
+    keep = [t for t in tensors if not _is_legacy_empty(t)]
+    if not keep:
+        return (0,), dtype
+    return _replace_dim(keep[0].shape, d, sum(t.shape[d] for t in keep)), dtype
 
 
-CAT = register("cat", _cat_kernel, save=(1,), vjp=_cat_vjp, meta=_cat_meta)
+CAT = register("cat", _cat_kernel, save=(1,), vjp=_cat_vjp, meta=_cat_meta, tags=("shape",),
+               amp_policy="promote")
 
 
 def _cat_check(tensors, dim):
@@ -846,25 +986,34 @@ def _stack_kernel(tensors, dim):
     return np.stack([a.astype(npd, copy=False) for a in tensors], axis=dim)
 
 
-STACK = register("stack", _stack_kernel, save=(1,),
-                 vjp=lambda ctx, g: (list(unbind(g, ctx.args[1])), None))
-
-
-def stack(tensors, dim=0, *, out=None):
+def _stack_meta(tensors, dim):
     if not isinstance(tensors, (list, tuple)):
         raise TypeError(f"stack(): argument 'tensors' must be tuple of Tensors, not "
                         f"{type(tensors).__name__}")
     if len(tensors) == 0:
         raise RuntimeError("stack expects a non-empty TensorList")
-    shape0 = tensors[0]._data.shape
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
                             f"{type(t).__name__}")
+    shape0 = tensors[0]._data.shape
+    for i, t in enumerate(tensors):
         if t._data.shape != shape0:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(shape0)} at entry 0 and {list(t.shape)} at entry {i}")
     d = _wrap_dim(dim, len(shape0) + 1, "stack")
+    shape = list(shape0)
+    shape.insert(d, len(tensors))
+    return tuple(shape), _promote_all([t.dtype for t in tensors])
+
+
+STACK = register("stack", _stack_kernel, save=(1,), meta=_stack_meta, tags=("shape",),
+                 amp_policy="promote", vjp=lambda ctx, g: (list(unbind(g, ctx.args[1])), None))
+
+
+def stack(tensors, dim=0, *, out=None):
+    _stack_meta(tensors, dim)
+    d = _wrap_dim(dim, tensors[0]._data.ndim + 1, "stack")
     res = dispatch(STACK, (list(tensors), d))
     if out is None:
         return res
