@@ -25,6 +25,15 @@ from .ops.indexing import *  # noqa: F401,F403
 from .ops.matmul import *  # noqa: F401,F403
 from .ops.activation import *  # noqa: F401,F403
 from .ops.random import *  # noqa: F401,F403
+from .ops.pointwise_math import *  # noqa: F401,F403
+from .ops.scan import *  # noqa: F401,F403
+from .ops.histogram import *  # noqa: F401,F403
+from .ops.sorting import *  # noqa: F401,F403
+from .ops.rearrange import *  # noqa: F401,F403
+from .ops.index_ops import *  # noqa: F401,F403
+from .ops.complex import *  # noqa: F401,F403
+from ._determinism import *  # noqa: F401,F403
+from . import linalg, fft, special  # noqa: E402
 from . import random
 from .random import (manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
                      default_generator, Generator)

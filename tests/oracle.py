@@ -130,9 +130,18 @@ def check_error(fn, *inputs):
 
 
 def gradcheck(fn, *arrays, **kw):
-    """float64 gradcheck of fn(ember, *tensors) with ember's own gradcheck."""
-    ts = [ember.from_numpy(np.asarray(a, dtype=np.float64).copy()).requires_grad_(True)
-          if isinstance(a, np.ndarray) else a for a in arrays]
+    """float64 (or complex128) gradcheck of fn(ember, *tensors) with ember's gradcheck.
+
+    Floating arrays become float64 leaves that require grad, complex ones complex128;
+    integer and bool arrays (indices, masks) stay as they are, without grad.
+    """
+    def leaf(a):
+        a = np.asarray(a)
+        if a.dtype.kind in "iub":
+            return ember.from_numpy(a.copy())
+        dt = np.complex128 if a.dtype.kind == "c" else np.float64
+        return ember.from_numpy(a.astype(dt)).requires_grad_(True)
+    ts = [leaf(a) if isinstance(a, (np.ndarray, np.generic)) else a for a in arrays]
     assert ember.autograd.gradcheck(lambda *x: fn(ember, *x), ts, **kw)
 
 

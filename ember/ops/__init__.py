@@ -1,4 +1,5 @@
 """The op registry and the op families that fill it (one module per family)."""
 from ._registry import REGISTRY, OpDef, register, get
 from . import (copy, creation, pointwise, shape, reduction, indexing, matmul,  # noqa: F401
-               activation, random)
+               activation, random, pointwise_math, scan, histogram, sorting, rearrange,
+               index_ops, complex)
