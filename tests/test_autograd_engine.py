@@ -5,36 +5,12 @@ import numpy as np
 import pytest
 
 from oracle import torch
+from scenarios import Scenarios, outcome
 import ember
 
 
-def norm(v):
-    """Comparable form: tensors -> (values, dtype, requires_grad); errors -> (type, message)."""
-    if isinstance(v, (ember.Tensor, torch.Tensor)):
-        return (np.round(v.detach().numpy().astype(np.float64), 5).tolist(),
-                str(v.dtype), v.requires_grad)
-    if isinstance(v, (tuple, list)):
-        return type(v)(norm(x) for x in v)
-    if isinstance(v, dict):
-        return {k: norm(x) for k, x in v.items()}
-    return v
-
-
-def outcome(fn, L):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return norm(fn(L))
-        except Exception as e:        # the error is part of the behaviour compared
-            return (type(e).__name__, str(e)[:160])
-
-
-SCENARIOS = {}
-
-
-def scenario(fn):
-    SCENARIOS[fn.__name__] = fn
-    return fn
+SCENARIOS = Scenarios()
+scenario = SCENARIOS
 
 
 def leaf(L, *vals):
