@@ -229,6 +229,42 @@ def bench_matmul(n=1024):
     return [row(name, times, target=MATMUL_TARGET, note=note)]
 
 
+def fork_workload(L, forked, n=1 << 21):
+    """Two independent branches of large elementwise work, with jit.fork or in sequence."""
+    a, b = L.ones(n) * 0.5, L.ones(n) * 0.25
+
+    def branch(x):
+        return ((x * 1.5 + 0.5).exp() * x).sqrt().sum()
+
+    def step():
+        if forked:
+            fa, fb = L.jit.fork(branch, a), L.jit.fork(branch, b)
+            return L.jit.wait(fa) + L.jit.wait(fb)
+        return branch(a) + branch(b)
+    return step
+
+
+def bench_fork():
+    name = "fork/wait: 2 branches of 2M-element elementwise work"
+    try:
+        _ember_call(lambda: fork_workload(ember, True)(), ["jit"])
+    except Missing as e:
+        return [row(name, {}, status=f"missing: {e}")]
+    fns = {"ember": fork_workload(ember, True), "torch": fork_workload(torch, True),
+           "ember sequential": fork_workload(ember, False),
+           "torch sequential": fork_workload(torch, False)}
+    times = compare(fns, repeat=7, budget=0.3, pause=0.3)
+    seq_e, seq_t = times.pop("ember sequential"), times.pop("torch sequential")
+    speed_e = seq_e["min"] / times["ember"]["min"]
+    speed_t = seq_t["min"] / times["torch"]["min"]
+    r = row(name, times, note=f"speedup over sequential: ember {speed_e:.2f}×, torch "
+                              f"{speed_t:.2f}× (torch.jit.fork runs eagerly outside TorchScript)")
+    r["target"] = "ember fork speedup > 1×"
+    r["met"] = speed_e > 1.0
+    r["speedup"] = {"ember": speed_e, "torch": speed_t}
+    return [r]
+
+
 def import_seconds(module):
     """Seconds `import module` takes in a fresh interpreter (startup excluded).
 
@@ -378,7 +414,7 @@ def markdown(meta, rows):
 def main():
     meta = machine()
     rows = []
-    for bench in (bench_dispatch, bench_mlp, bench_matmul, bench_import):
+    for bench in (bench_dispatch, bench_mlp, bench_matmul, bench_fork, bench_import):
         print(f"running {bench.__name__} ...", file=sys.stderr, flush=True)
         bench_rows, others = with_others_share(bench)
         for r in bench_rows:

@@ -7,7 +7,24 @@ live in a list, not on the class: assigning a class attribute invalidates
 CPython's type cache, which made every tensor allocation ~0.25 µs slower.
 """
 
+import threading
+
 COUNT = [0, 0]      # [allocated bytes, peak bytes]
+_THREADED = [False]  # set once ember.jit.fork starts worker threads
+_LOCK = threading.Lock()
+
+
+def set_threaded(flag):
+    """From now on, update the counters under a lock (read-modify-write is not atomic)."""
+    _THREADED[0] = flag
+
+
+def _add(n, C=COUNT):
+    with _LOCK:
+        a = C[0] + n
+        C[0] = a
+        if a > C[1]:
+            C[1] = a
 
 
 class _Storage:
@@ -17,21 +34,28 @@ class _Storage:
         self.nbytes = nbytes
         self.version = 0
         if nbytes:
+            if _THREADED[0]:
+                return _add(nbytes)
             a = C[0] + nbytes
             C[0] = a
             if a > C[1]:
                 C[1] = a
 
-    def __del__(self, C=COUNT):
+    def __del__(self, C=COUNT, T=_THREADED):
         if self.nbytes:
+            if T[0]:
+                return _add(-self.nbytes)
             C[0] -= self.nbytes
 
 
-def new_storage(nbytes, _new=object.__new__, S=_Storage, C=COUNT):
+def new_storage(nbytes, _new=object.__new__, S=_Storage, C=COUNT, T=_THREADED):
     """_Storage(nbytes) without the __init__ call, for the hot path."""
     s = _new(S)
     s.nbytes = nbytes
     s.version = 0
+    if T[0]:
+        _add(nbytes)
+        return s
     a = C[0] + nbytes
     C[0] = a
     if a > C[1]:
@@ -47,13 +71,11 @@ def alias_storage(storage):
     return s
 
 
-def resize_storage(storage, nbytes, C=COUNT):
+def resize_storage(storage, nbytes):
     """Accounts for a storage whose array was replaced by one of `nbytes` (out= resize)."""
-    a = C[0] + nbytes - storage.nbytes
+    delta = nbytes - storage.nbytes
     storage.nbytes = nbytes
-    C[0] = a
-    if a > C[1]:
-        C[1] = a
+    _add(delta)
 
 
 def memory_allocated(device=None):
