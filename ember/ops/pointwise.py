@@ -11,7 +11,7 @@ from .._dispatch import dispatch
 from .._tensor import Tensor
 from ._elementwise import (pointwise, inplace, write_out, fast_binary, DEFAULT, INT_TO_FLOAT,
                            ALWAYS_BOOL, COMPLEX_TO_FLOAT)
-from ._registry import REGISTRY
+from ._registry import REGISTRY, register
 
 FLOATING = {2, 3}
 INTEGRAL = {0, 1}
@@ -88,8 +88,20 @@ def _relu_kernel(a):
     return np.maximum(a, 0) if a.dtype.kind != "b" else a.copy()
 
 
-_unary("relu", _relu_kernel, lambda ctx, g: (g * (ctx.out > 0),), DEFAULT, save_out=True,
-       allowed={1, 2})
+_unary("relu", _relu_kernel, lambda ctx, g: (dispatch(THRESHOLD_BACKWARD, (g, ctx.out, 0)),),
+       DEFAULT, save_out=True, allowed={1, 2})
+
+
+def _threshold_backward_vjp(ctx, gg):
+    _, out, threshold = ctx.args
+    return (dispatch(THRESHOLD_BACKWARD, (gg, out, threshold)), None, None)
+
+
+# relu's backward as one op (PyTorch's threshold_backward): grad where out > threshold, else 0
+THRESHOLD_BACKWARD = register(
+    "threshold_backward", lambda g, out, threshold: np.where(out > threshold, g, 0).astype(g.dtype),
+    meta=lambda g, out, threshold: (tuple(g.shape), g.dtype), vjp=_threshold_backward_vjp,
+    save=(1, 2), tags=("pointwise",))
 _unary("sign", lambda a: np.sign(a) if a.dtype.kind != "b" else a.copy(),
        lambda ctx, g: (g * 0,), DEFAULT, allowed=NOT_COMPLEX)
 

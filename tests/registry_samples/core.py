@@ -171,6 +171,12 @@ SAMPLES = {
     "geometric": _fill(lambda x: x.geometric_(0.5)),
     "log_normal": _fill(lambda x: x.log_normal_()),
     "cauchy": _fill(lambda x: x.cauchy_()),
+    # fused backward formulas (called by vjps; sampled directly)
+    "_softmax_backward_data": lambda: (
+        lambda g, y: ember.ops.get("_softmax_backward_data")(g, y.softmax(1), 1), [X(), X(seed=1)]),
+    "_log_softmax_backward_data": lambda: (
+        lambda g, y: ember.ops.get("_log_softmax_backward_data")(g, y.log_softmax(1), 1),
+        [X(), X(seed=1)]),
+    "threshold_backward": lambda: (
+        lambda g, y: ember.ops.get("threshold_backward")(g, y.relu(), 0), [X(), X(seed=1)]),
 }
-
-
