@@ -265,6 +265,58 @@ def bench_fork():
     return [r]
 
 
+ALLOC_SIZES = {"small MLP 64-128-10, batch 32": ((64, 128, 10), 32, 300),
+               "wide MLP 2048-4096-10, batch 2048": ((2048, 4096, 10), 2048, 8)}
+
+
+def alloc_child(label, cache):
+    """Runs in a child process: repeated training steps; prints the mean step time."""
+    import contextlib
+    sizes, batch, steps = ALLOC_SIZES[label]
+    step = mlp_workload(ember, batch=batch, sizes=sizes)
+    ctx = ember.cpu.caching_allocator() if cache else contextlib.nullcontext()
+    with ctx:
+        step()
+        t = time.perf_counter()
+        for _ in range(steps):
+            step()
+        print((time.perf_counter() - t) / steps)
+
+
+def _alloc_run(label, cache):
+    """(step seconds, minor page faults of the whole run) under /usr/bin/time -v."""
+    cmd = [sys.executable, __file__, "--alloc-child", label, "cache" if cache else "plain"]
+    if os.path.exists("/usr/bin/time"):
+        cmd = ["/usr/bin/time", "-v"] + cmd
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    faults = None
+    for line in out.stderr.splitlines():
+        if "Minor (reclaiming a frame) page faults" in line:
+            faults = int(line.rsplit(":", 1)[1])
+    return float(out.stdout.strip().splitlines()[-1]), faults
+
+
+def bench_allocator():
+    rows = []
+    for label in ALLOC_SIZES:
+        runs = {c: [_alloc_run(label, c) for _ in range(3)] for c in (False, True)}
+        best = {c: min(r[0] for r in v) for c, v in runs.items()}
+        faults = {c: min(r[1] for r in v) if v[0][1] is not None else None
+                  for c, v in runs.items()}
+        times = {"ember": {"min": best[True], "median": best[True]}}
+        r = row(f"caching allocator: {label}, step", times,
+                note=f"without the cache {best[False] * 1e3:.2f} ms/step, "
+                     f"{faults[False]} minor page faults per run; with it "
+                     f"{best[True] * 1e3:.2f} ms/step, {faults[True]} faults")
+        r["target"] = "fewer page faults, step time ≤ without"
+        r["met"] = (faults[True] is None or faults[True] <= faults[False]) and \
+            best[True] <= best[False] * 1.02
+        r["allocator"] = {"plain_s": best[False], "cached_s": best[True],
+                          "plain_faults": faults[False], "cached_faults": faults[True]}
+        rows.append(r)
+    return rows
+
+
 def import_seconds(module):
     """Seconds `import module` takes in a fresh interpreter (startup excluded).
 
@@ -414,7 +466,8 @@ def markdown(meta, rows):
 def main():
     meta = machine()
     rows = []
-    for bench in (bench_dispatch, bench_mlp, bench_matmul, bench_fork, bench_import):
+    for bench in (bench_dispatch, bench_mlp, bench_matmul, bench_fork, bench_allocator,
+                  bench_import):
         print(f"running {bench.__name__} ...", file=sys.stderr, flush=True)
         bench_rows, others = with_others_share(bench)
         for r in bench_rows:
@@ -432,4 +485,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 4 and sys.argv[1] == "--alloc-child":
+        alloc_child(sys.argv[2], sys.argv[3] == "cache")
+    else:
+        main()

@@ -7,6 +7,7 @@ live in a list, not on the class: assigning a class attribute invalidates
 CPython's type cache, which made every tensor allocation ~0.25 µs slower.
 """
 
+import sys
 import threading
 
 COUNT = [0, 0]      # [allocated bytes, peak bytes]
@@ -48,6 +49,35 @@ class _Storage:
             C[0] -= self.nbytes
 
 
+CACHE = [None]      # the active ember.cpu.CachingAllocator, if any
+
+
+class _CachedStorage(_Storage):
+    """A storage whose memory came from a caching allocator: it goes back there on death."""
+    __slots__ = ("buf", "pool")
+
+    def __del__(self, C=COUNT, T=_THREADED, refcount=sys.getrefcount):
+        _Storage.__del__(self)
+        # 2 = this slot + getrefcount's argument: no array view of the buffer survives
+        if refcount(self.buf) == 2:
+            self.pool.recycle(self.buf)
+
+
+def cached_empty(shape, npdtype):
+    """(array, storage) from the active caching allocator, or None when there is none."""
+    pool = CACHE[0]
+    if pool is None:
+        return None
+    arr, buf = pool.allocate(shape, npdtype)
+    s = object.__new__(_CachedStorage)
+    s.nbytes = arr.nbytes
+    s.version = 0
+    s.buf = buf
+    s.pool = pool
+    _add(arr.nbytes)
+    return arr, s
+
+
 def new_storage(nbytes, _new=object.__new__, S=_Storage, C=COUNT, T=_THREADED):
     """_Storage(nbytes) without the __init__ call, for the hot path."""
     s = _new(S)
@@ -76,6 +106,12 @@ def resize_storage(storage, nbytes):
     delta = nbytes - storage.nbytes
     storage.nbytes = nbytes
     _add(delta)
+
+
+def memory_reserved(device=None):
+    """Live tensor bytes plus the bytes a caching allocator keeps for reuse."""
+    pool = CACHE[0]
+    return COUNT[0] + (pool.cached_bytes if pool is not None else 0)
 
 
 def memory_allocated(device=None):

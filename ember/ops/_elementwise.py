@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._dispatch import STATE, TF, dispatch
-from .._memory import resize_storage
+from .._memory import resize_storage, cached_empty, CACHE
 from .._tensor import Tensor, wrap
 from ._registry import OpDef, REGISTRY
 
@@ -67,6 +67,8 @@ class PointwiseOp(OpDef):
         self.arity = arity
         self.promotion = promotion
         self.allowed = allowed      # set of dtype kinds the kernel supports (0..3)
+        # a plain ufunc kernel can write into a caching allocator's buffer (out=)
+        self.ufunc = kernel if isinstance(kernel, np.ufunc) else None
         self.meta = self._meta
 
     def _meta(self, *args):
@@ -126,6 +128,11 @@ class PointwiseOp(OpDef):
                 raise TypeError(f"{self.name}(): expected Tensor or Number as argument, "
                                 f"got {type(o).__name__}")
             arrs.append(x)
+        if CACHE[0] is not None and self.ufunc is not None and len(args) == ar and \
+                (res is comp or self.promotion == ALWAYS_BOOL):
+            t = _cached_ufunc(self.ufunc, arrs, res)
+            if t is not None:
+                return t
         try:
             out = self.kernels["cpu"](*arrs, *args[ar:])
         except (ValueError, TypeError, IndexError) as e:
@@ -136,6 +143,20 @@ class PointwiseOp(OpDef):
         if out.dtype != res.np:
             out = out.astype(res.np)
         return wrap(out, res)
+
+
+def _cached_ufunc(ufunc, arrs, res):
+    """Run `ufunc` into a buffer from the active caching allocator (ember.cpu)."""
+    shapes = [a.shape for a in arrs if isinstance(a, np.ndarray)]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        return None                  # the normal path raises PyTorch's error
+    arr, storage = cached_empty(shape, res.np)
+    ufunc(*arrs, out=arr)
+    t = object.__new__(Tensor)
+    t._data, t._dtype, t._storage = arr, res, storage
+    return t
 
 
 def pointwise(name, kernel, arity, promotion=DEFAULT, **kw):
@@ -253,12 +274,20 @@ def fast_binary(op, ufunc, extra=(), result=None, reverse=False):
     new = object.__new__
     state = STATE
     tf = TF                         # entered function modes also see operators
+    cache = CACHE
 
     def entry(a, b):
         if b.__class__ is Tensor and a.__class__ is Tensor:
             d = a._dtype
             if d is b._dtype and d in fast and not state.modes and not tf.mode_count and \
                     a._backend == "cpu" and b._backend == "cpu":
+                if cache[0] is not None:
+                    t = _cached_ufunc(ufunc, (a._data, b._data), fast[d])
+                    if t is None:
+                        return dispatch(op, (a, b) + extra)
+                    if (a._rg or b._rg) and state.grad_enabled and op.vjp is not None:
+                        _record_binary(op, a, b, extra, t)
+                    return t
                 try:
                     out = ufunc(a._data, b._data)
                 except ValueError:          # bad broadcast: dispatch raises PyTorch's error
