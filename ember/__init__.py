@@ -12,7 +12,8 @@ from ._dtype import float32 as float, float64 as double, float16 as half, int16 
 from ._dtype import int32 as int, int64 as long, complex64 as cfloat, complex128 as cdouble
 from ._device import device
 from ._tensor import Tensor, Size, is_tensor
-from ._memory import memory_allocated, max_memory_allocated, reset_peak_memory_stats, memory_stats
+from ._memory import (memory_allocated, max_memory_allocated, reset_peak_memory_stats,
+                      memory_stats, memory_reserved)
 from . import ops
 from .ops.creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, empty, full,
                            zeros_like, ones_like, empty_like, full_like, arange, linspace,
@@ -44,7 +45,7 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 from . import _numpy_protocol  # noqa: F401  (Tensor.__array__/__array_ufunc__/...)
 from ._tensor_str import set_printoptions, get_printoptions
 from . import overrides, utils, _subclasses  # noqa: F401
-from . import futures, jit  # noqa: F401
+from . import futures, jit, cpu  # noqa: F401
 from .utils import _python_dispatch  # noqa: F401
 
 strided = "torch.strided"
