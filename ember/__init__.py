@@ -45,7 +45,8 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 from . import _numpy_protocol  # noqa: F401  (Tensor.__array__/__array_ufunc__/...)
 from ._tensor_str import set_printoptions, get_printoptions
 from . import overrides, utils, _subclasses  # noqa: F401
-from . import futures, jit, cpu  # noqa: F401
+from . import futures, jit, cpu, profiler  # noqa: F401
+from .autograd import profiler as _legacy_profiler  # noqa: F401
 from .utils import _python_dispatch  # noqa: F401
 
 strided = "torch.strided"

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from .._dispatch import STATE
+from ..profiler._state import ACTIVE as _PROFILER
 from .._tensor import Tensor, wrap
 from .graph import AccumulateGrad, gradient_edge, _ANOMALY
 
@@ -258,6 +259,8 @@ def _apply(node, gin, handed):
                 warnings.warn(f"Error detected in {node.name()}. Traceback of forward call "
                               f"that caused the error:\n{node._anomaly_trace}", stacklevel=2)
             raise
+    elif _PROFILER[0] is not None and _PROFILER[0]._recording:
+        outs = _profiled_apply(_PROFILER[0], node, gin)
     else:
         outs = node.apply(gin)
     outs = list(outs)
@@ -274,6 +277,20 @@ def _apply(node, gin, handed):
     if node._user_grads:
         handed.update(id(g._storage) for g in outs if g is not None)
     return outs
+
+
+def _profiled_apply(prof, node, gin):
+    """Backward work shows up under autograd names, as in PyTorch's profiler."""
+    name = node.name()
+    outer = prof._begin("autograd::engine::evaluate_function: " + name)
+    try:
+        inner = prof._begin(name)
+        try:
+            return node.apply(gin)
+        finally:
+            prof._end(inner)
+    finally:
+        prof._end(outer)
 
 
 def _check_nan(node, outs):
