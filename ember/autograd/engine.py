@@ -86,6 +86,9 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     heapq.heapify(ready)
     prev = STATE.grad_enabled
     STATE.grad_enabled = create_graph
+    prev_modes = STATE.modes
+    if prev_modes:      # autocast does not apply to backward ops (PyTorch's rule)
+        STATE.modes = [m for m in prev_modes if not getattr(m, "_off_in_backward", False)]
     prev_tf, STATE.tf_disabled = STATE.tf_disabled, True  # vjps see no __torch_function__
     try:
         while ready:
@@ -129,6 +132,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     heapq.heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
     finally:
         STATE.grad_enabled = prev
+        STATE.modes = prev_modes
         STATE.tf_disabled = prev_tf
 
     if capture:
