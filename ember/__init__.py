@@ -45,7 +45,7 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 from . import _numpy_protocol  # noqa: F401  (Tensor.__array__/__array_ufunc__/...)
 from ._tensor_str import set_printoptions, get_printoptions
 from . import overrides, utils, _subclasses  # noqa: F401
-from . import futures, jit, cpu, profiler, amp  # noqa: F401
+from . import futures, jit, cpu, profiler, amp, nn  # noqa: F401
 from .amp.autocast_mode import (autocast, is_autocast_enabled, get_autocast_dtype,  # noqa: F401
                                 set_autocast_enabled, set_autocast_dtype,
                                 get_autocast_cpu_dtype, is_autocast_cpu_enabled,
