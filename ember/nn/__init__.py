@@ -2,3 +2,4 @@
 from .parameter import Parameter, Buffer, UninitializedParameter, UninitializedBuffer
 from .modules import *  # noqa: F401,F403
 from .modules import Module  # noqa: F401
+from . import functional  # noqa: F401,E402
