@@ -44,7 +44,7 @@ def _make(lib, x, requires_grad):
 
 def to_numpy(t):
     if isinstance(t, torch.Tensor):
-        t = t.detach()
+        t = t.detach().resolve_conj().resolve_neg()   # torch: lazy conj/neg bits
         if t.dtype == torch.bfloat16:
             t = t.float()
         return t.numpy()
@@ -97,7 +97,7 @@ def check(fn, *inputs, grad=True, atol=1e-5, rtol=1e-4, grad_atol=None):
         w = rng.standard_normal(tuple(t.shape)).astype(to_numpy(t).dtype if t.dtype != torch.bfloat16 else np.float32)
         if t.is_complex():
             w = w + 1j * rng.standard_normal(tuple(t.shape))
-            w = w.astype(to_numpy(t).dtype)
+            w = np.asarray(w.astype(to_numpy(t).dtype))
             loss_e = loss_e + (e * ember.from_numpy(w).to(e.dtype)).real.sum()
             loss_t = loss_t + (t * torch.from_numpy(w).to(t.dtype)).real.sum()
         else:

@@ -1,7 +1,5 @@
 """The backward engine, hooks, grad modes, in-place/view rules: ember vs torch scenarios."""
-import warnings
 
-import numpy as np
 import pytest
 
 from oracle import torch

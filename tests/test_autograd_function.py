@@ -1,5 +1,4 @@
 """Custom autograd.Function: each scenario runs in ember and torch and must agree."""
-import numpy as np
 import pytest
 
 from oracle import torch

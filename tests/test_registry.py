@@ -188,7 +188,12 @@ def test_decomposition_matches_the_kernel(name):
 # ------------------------------------------------------------------ autocast lists
 
 AMP = {"mm": "lower_precision", "bmm": "lower_precision", "matmul": "lower_precision",
-       "prod": "fp32", "view_as_complex": "fp32", "cat": "promote", "stack": "promote"}
+       "prod": "fp32", "view_as_complex": "fp32", "cat": "promote", "stack": "promote",
+       "addmm": "lower_precision", "addbmm": "lower_precision", "baddbmm": "lower_precision",
+       "polar": "fp32"}
+
+AMP.update(fft_c2c="fp32", fft_r2c="fp32", fft_c2r="fp32")    # torch.fft (ember/fft/_ops.py)
+AMP.update(cdist="fp32", trace="fp32", index_copy="promote")    # ember/ops/index_ops.py
 
 
 def test_amp_policies():
@@ -204,7 +209,14 @@ TORCH_AMP = {
     "sum": lambda L, x: x.sum(), "mean": lambda L, x: x.mean(), "var": lambda L, x: x.var(),
     "softmax": lambda L, x: L.softmax(x, 0), "log_softmax": lambda L, x: L.log_softmax(x, 0),
     "exp": lambda L, x: x.exp(), "view_as_complex": lambda L, x: L.view_as_complex(x[:, :2]),
+    "addmm": lambda L, x: L.addmm(x, x, x), "addmv": lambda L, x: L.addmv(x[0], x, x[0]),
+    "addbmm": lambda L, x: L.addbmm(x, x[None], x[None]), "addr": lambda L, x: L.addr(x, x[0], x[0]),
+    "baddbmm": lambda L, x: L.baddbmm(x[None], x[None], x[None]),
+    "polar": lambda L, x: L.polar(x, x), "angle": lambda L, x: L.angle(x),
 }
+
+TORCH_AMP.update({"fft_c2c": lambda L, x: L.fft.fftn(x),
+                  "fft_r2c": lambda L, x: L.fft.rfft(x), "fft_c2r": lambda L, x: L.fft.irfft(x)})
 
 
 @pytest.mark.parametrize("name", sorted(TORCH_AMP))

@@ -2,4 +2,4 @@
 from ._registry import REGISTRY, OpDef, register, get
 from . import (copy, creation, pointwise, shape, reduction, indexing, matmul,  # noqa: F401
                activation, random, pointwise_math, scan, histogram, sorting, rearrange,
-               index_ops, complex)
+               index_ops, complex, einsum)

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._dispatch import STATE
+from .._determinism import MODE as DETERMINISM, check_op as check_deterministic
 from .._tensor import Tensor, wrap, wrap_view, wrap_meta
 
 REGISTRY = {}
@@ -31,6 +32,7 @@ TAGS = {
     "gather": "reads elements selected by an index tensor",
     "scatter": "writes elements at positions given by indices or a region",
     "linalg": "the matrix product family (matmul, mm, bmm, mv, dot)",
+    "fft": "a discrete Fourier transform primitive (pocketfft kernels)",
     "shape": "copies while rearranging shape (cat, stack, reshape's copy)",
     "copy": "copies its input (clone, casts, contiguous, copy_)",
     "dynamic_output_shape": "output shape depends on the input's values (no shape meta)",
@@ -71,7 +73,9 @@ class OpDef:
         self.view = view
         self.nondiff_outputs = frozenset(nondiff_outputs)
         self.differentiable = differentiable and vjp is not False
-        self.execute = self._execute
+        # only `nondeterministic` ops read the determinism flag (ember/_determinism.py)
+        self.nondeterministic = "nondeterministic" in self.tags
+        self.execute = self._execute_checked if self.nondeterministic else self._execute
 
     # in-place variants: does the gradient w.r.t. input 0 read input 0? (see inplace())
     self_grad_uses_self = True
@@ -103,6 +107,11 @@ class OpDef:
         if STATE.grad_enabled and self.vjp is not None and _needs_grad(args):
             _record(self, args, out)
         return out
+
+    def _execute_checked(self, args):
+        if DETERMINISM.enabled:
+            check_deterministic(self, args)
+        return self._execute(args)
 
     def run_kernel(self, args):
         backend = "cpu"

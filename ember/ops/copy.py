@@ -19,7 +19,10 @@ from ._registry import OpDef, register, REGISTRY
 
 
 def _clone_kernel(a, memory_format=None):
-    return np.array(a, copy=True, order="K")
+    if memory_format is None:
+        return np.array(a, copy=True, order="K")
+    from .index_ops import clone_layout      # memory formats live with their ops
+    return clone_layout(a, memory_format)
 
 
 def _same_meta(a, *_):
@@ -54,6 +57,9 @@ def clone(input, *, memory_format=None):
 
 
 def contiguous(self, memory_format=None):
+    if memory_format is not None and memory_format.name != "contiguous_format":
+        from .index_ops import contiguous_as
+        return contiguous_as(self, memory_format)
     if self._data.flags.c_contiguous:
         return self
     return dispatch(CLONE_CONTIG, (self,))

@@ -692,7 +692,7 @@ def _index_fill_vjp(ctx, g):
     gs = dispatch(INDEX_FILL, (g, dim, index, 0)) if ctx.needs_input_grad[0] else None
     gv = None
     if ctx.needs_input_grad[3]:
-        gv = dispatch(INDEX_SELECT, (g, dim, index)).sum()
+        gv = (g - dispatch(INDEX_FILL, (g, dim, index, 0))).sum()   # each index once
     return gs, None, None, gv
 
 

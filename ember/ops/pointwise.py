@@ -155,10 +155,10 @@ def _sub_kernel(a, b, alpha=1):
     return np.subtract(a, b) if alpha == 1 else np.subtract(a, np.multiply(b, alpha))
 
 
-ADD = _binary("add", _add_kernel, lambda ctx, g: (g, g if ctx.args[2] == 1 else g * ctx.args[2]
-                                                  , None), save=())
+ADD = _binary("add", _add_kernel, lambda ctx, g: (g, g if ctx.args[2] == 1 else
+                                                  g * _conj(ctx.args[2]), None), save=())
 SUB = _binary("sub", _sub_kernel, lambda ctx, g: (g, -g if ctx.args[2] == 1 else
-                                                  g * (-ctx.args[2]), None), save=())
+                                                  g * (-_conj(ctx.args[2])), None), save=())
 MUL = _binary("mul", np.multiply, lambda ctx, g: _mul_vjp(ctx, g))
 MUL.self_grad_uses_self = False
 

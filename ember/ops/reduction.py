@@ -643,3 +643,8 @@ def _install():
 
 
 _install()
+
+
+from . import _reduction_more  # noqa: E402  (nansum, logsumexp, norm, ...: split for size)
+from ._reduction_more import *  # noqa: E402,F401,F403
+__all__ += _reduction_more.__all__

@@ -229,8 +229,8 @@ def _expand_kernel(a, shape):
 def _expand_meta(a, shape):
     if len(shape) < a.dim():
         raise RuntimeError(f"expand(torch.{a.dtype.name}{{{list(a.shape)}}}, size={list(shape)}): "
-                           "the number of sizes provided ({}) must be greater or equal to the "
-                           "number of dimensions in the tensor ({})".format(len(shape), a.dim()))
+                           f"the number of sizes provided ({len(shape)}) must be greater or "
+                           f"equal to the number of dimensions in the tensor ({a.dim()})")
     lead = len(shape) - a.dim()
     for i, n in enumerate(shape[:lead]):
         if n < 0:
@@ -463,6 +463,10 @@ def _slice_bounds(n, start, end, step):
 
 
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    if input._data.ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
     d = _wrap_dim(dim, input._data.ndim, "slice_scatter")
     start, end = _slice_bounds(input._data.shape[d], start, end, step)
     _slice_scatter_meta(input, src, d, start, end, step)
@@ -529,6 +533,8 @@ def select(input, dim, index):
 
 
 def select_scatter(input, src, dim, index):
+    if input._data.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, input._data.ndim, "select_scatter")
     index = _select_index(input, d, index)
     _select_scatter_meta(input, src, d, index)

@@ -1,0 +1,319 @@
+"""More reductions: nansum/nanmean, logsumexp, norm/dist, count_nonzero, aminmax.
+
+Note: split out of reduction.py to keep modules short; reduction.py re-exports
+everything here. `norm` is PyTorch's `torch.norm`, a vector norm except for
+p='nuc', keeping every reduced dim with keepdim=True (the 1.7 behaviour).
+"""
+import math
+import numbers
+
+import numpy as np
+
+from .. import _dtype as D
+from .._dispatch import dispatch
+from .._tensor import Tensor, _wrap_dim
+from ._elementwise import write_out, type_name
+from ._registry import register, check_dtype_arg
+from .reduction import (reduce_dims, reduced_shape, unsqueeze_to, return_type, _acc_dtype,
+                        amax, amin)
+
+__all__ = ["nansum", "nanmean", "logsumexp", "norm", "dist", "count_nonzero", "aminmax"]
+
+
+# ------------------------------------------------------------------- nansum
+
+def _no_complex_nansum(is_complex):
+    if is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+
+
+def _nansum_kernel(a, dims, keepdim, dtype):
+    _no_complex_nansum(a.dtype.kind == "c")
+    acc, out = _acc_dtype(a, dtype)
+    r = np.nansum(a.astype(acc, copy=False), axis=dims, keepdims=keepdim)
+    return np.asarray(r).astype(out, copy=False)
+
+
+def _nansum_meta(a, dims, keepdim, dtype):
+    check_dtype_arg(dtype, "nansum")
+    _no_complex_nansum(a.dtype._kind == 3)
+    out = dtype if dtype is not None else D.int64 if a.dtype._kind < 2 else a.dtype
+    return reduced_shape(a.shape, dims, keepdim), out
+
+
+def _nansum_vjp(ctx, g):
+    """NaNs do not contribute, so they get no gradient."""
+    x, dims, keepdim, _ = ctx.args
+    shape = ctx.shapes[0]
+    return (unsqueeze_to(g, shape, dims, keepdim).expand(shape) * x.isnan().logical_not(),
+            None, None, None)
+
+
+NANSUM = register("nansum", _nansum_kernel, meta=_nansum_meta, vjp=_nansum_vjp, save=(0,),
+                  tags=("reduction",))
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    res = dispatch(NANSUM, (input, reduce_dims(dim, input._data.ndim, "nansum"), keepdim, dtype))
+    return res if out is None else write_out(out, res, "nansum")
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """PyTorch's composite: nansum / the number of non-NaN elements."""
+    if input._dtype._kind < 2:
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {type_name(input._dtype)}")
+    count = input.isnan().logical_not().sum(dim, keepdim=keepdim)
+    res = nansum(input, dim, keepdim, dtype=dtype)
+    res = res / count.to(res.dtype)
+    return res if out is None else write_out(out, res, "nanmean")
+
+
+# ---------------------------------------------------------------- logsumexp
+
+def _lse_out_dtype(dtype):
+    return D.get_default_dtype() if dtype._kind < 2 else dtype
+
+
+def _lse_kernel(a, dims, keepdim):
+    out = _lse_out_dtype(D.from_numpy_dtype(a.dtype)).np
+    x = a.astype(np.float32 if out.itemsize == 2 and out.kind != "c" else out, copy=False)
+    with np.errstate(all="ignore"):
+        if x.size == 0:
+            return np.asarray(np.log(np.sum(np.exp(x), axis=dims, keepdims=keepdim))).astype(out)
+        m = np.array(np.max(x.real, axis=dims, keepdims=True))   # PyTorch: max of the real part
+        m[np.isinf(m)] = 0
+        s = np.log(np.sum(np.exp(x - m), axis=dims, keepdims=keepdim))
+        r = s + (m if keepdim else m.reshape(s.shape))
+    return np.asarray(r).astype(out, copy=False)
+
+
+def _lse_meta(a, dims, keepdim):
+    return reduced_shape(a.shape, dims, keepdim), _lse_out_dtype(a.dtype)
+
+
+def _lse_vjp(ctx, g):
+    """d logsumexp / dx = softmax(x) = exp(x - result)."""
+    x, dims, keepdim = ctx.args
+    shape = ctx.shapes[0]
+    g = unsqueeze_to(g, shape, dims, keepdim)
+    r = unsqueeze_to(ctx.out, shape, dims, keepdim)
+    return (g * (x - r).exp().conj(), None, None)
+
+
+def _lse_decomp(a, dims, keepdim):
+    x = a if a.dtype._kind >= 2 else a.to(_lse_out_dtype(a.dtype))
+    if x.numel() == 0:
+        return x.exp().sum(dims, keepdim=keepdim).log()
+    m = amax(x.real if x.is_complex() else x, () if dims is None else dims, keepdim=True)
+    m = m.masked_fill(m.abs() == math.inf, 0)
+    s = (x - m).exp().sum(dims, keepdim=keepdim).log()
+    return s + (m if keepdim else m.reshape(tuple(s.shape)))
+
+
+LOGSUMEXP = register("logsumexp", _lse_kernel, meta=_lse_meta, vjp=_lse_vjp, save=(0,),
+                     save_out=True, decomp=_lse_decomp, tags=("reduction",))
+
+
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    res = dispatch(LOGSUMEXP, (input, reduce_dims(dim, input._data.ndim, "logsumexp"), keepdim))
+    return res if out is None else write_out(out, res, "logsumexp")
+
+
+# --------------------------------------------------------------------- norm
+
+def _norm_checks(a, p, dims, dtype):
+    """linalg.vector_norm's argument checks (torch.norm routes through it)."""
+    if a._kind < 2:
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {type_name(a)}")
+    if dtype is not None:
+        check_dtype_arg(dtype, "norm")
+        if dtype._kind < 2:
+            raise RuntimeError("linalg.vector_norm: dtype should be floating point or complex, "
+                               f"but got {type_name(dtype)}")
+
+
+def _check_identity(shape, p, dims):
+    """Norms without an identity (p < 0, inf) refuse to reduce an empty extent."""
+    if not (p < 0 or math.isinf(p)):
+        return
+    pname = ("inf" if p > 0 else "-inf") if math.isinf(p) else f"{p:g}"
+    if dims is None:
+        if 0 in shape:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {pname} norm on an empty "
+                               "tensor because the operation does not have an identity")
+        return
+    for d in dims:
+        if shape[d] == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {pname} norm on the "
+                               f"dimension {d}because this dimension is empty and the operation "
+                               "does not have an identity")
+
+
+def _norm_kernel(a, p, dims, keepdim, dtype):
+    _norm_checks(D.from_numpy_dtype(a.dtype), p, dims, dtype)
+    _check_identity(a.shape, p, dims)
+    if dtype is not None:
+        a = a.astype(dtype.np)
+    out = np.dtype(D.from_numpy_dtype(a.dtype).to_real().np)
+    x = np.abs(a).astype(np.float32 if out.itemsize == 2 else out, copy=False)
+    kw = dict(axis=dims, keepdims=keepdim)
+    with np.errstate(all="ignore"):
+        if p == 2:
+            r = np.sqrt(np.sum(x * x, **kw))
+        elif p == 1:
+            r = np.sum(x, **kw)
+        elif p == 0:
+            r = np.sum(x != 0, dtype=x.dtype, **kw)
+        elif p == math.inf:
+            r = np.max(x, **kw)
+        elif p == -math.inf:
+            r = np.min(x, **kw)
+        else:
+            r = np.sum(x ** p, **kw) ** (1.0 / p)
+    return np.asarray(r).astype(out, copy=False)
+
+
+def _norm_meta(a, p, dims, keepdim, dtype):
+    _norm_checks(a.dtype, p, dims, dtype)
+    _check_identity(a.shape, p, dims)
+    return reduced_shape(a.shape, dims, keepdim), (dtype or a.dtype).to_real()
+
+
+def _norm_vjp(ctx, g):
+    """PyTorch's norm_backward, case by case (p = 0 has a zero gradient)."""
+    x, p, dims, keepdim, dtype = ctx.args
+    shape = ctx.shapes[0]
+    if dtype is not None:
+        x = x.to(dtype)
+    if p == 0:
+        return (x.real * 0 if x.is_complex() else x * 0, None, None, None, None)
+    g = unsqueeze_to(g, shape, dims, keepdim)
+    n = unsqueeze_to(ctx.out, shape, dims, keepdim)
+    if p == 1:
+        gi = x.sgn() * g
+    elif p == 2:
+        gi = x * (g / n).masked_fill(n == 0, 0)
+    elif math.isinf(p):
+        xa = x.abs()
+        mask = (xa == n).logical_or(xa.isnan())
+        count = mask.sum(dims, keepdim=True) if dims is not None else mask.sum()
+        gi = x.sgn() * ((g / count) * mask)
+    elif p < 1:
+        gi = x.sgn() * x.abs().pow(p - 1).masked_fill(x == 0, 0) * g * n.pow(1 - p)
+    elif p < 2:
+        gi = x.sgn() * x.abs().pow(p - 1) * (g / n.pow(p - 1)).masked_fill(n == 0, 0)
+    else:
+        gi = x * x.abs().pow(p - 2) * (g / n.pow(p - 1)).masked_fill(n == 0, 0)
+    return (gi, None, None, None, None)
+
+
+NORM = register("norm", _norm_kernel, meta=_norm_meta, vjp=_norm_vjp, save=(0,), save_out=True,
+                check=True, tags=("reduction",))
+
+
+def _vector_norm(input, p, dim, keepdim, dtype, out):
+    if not isinstance(p, numbers.Real) or isinstance(p, bool):
+        raise TypeError(f"norm(): argument 'p' must be a number or str, not {type(p).__name__}")
+    if isinstance(dim, int):
+        dim = (dim,)
+    dims = reduce_dims(dim, input._data.ndim, "norm")
+    res = dispatch(NORM, (input, float(p), dims, keepdim, dtype))
+    return res if out is None else write_out(out, res, "norm")
+
+
+def _nuclear_norm(input, dim, keepdim, dtype, out):
+    """p='nuc': the sum of singular values over two dims (through ember.linalg.svdvals)."""
+    from .. import linalg
+    if input._data.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    dims = list(range(input._data.ndim)) if dim is None else list(dim)
+    if len(dims) != 2:
+        raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got " +
+                           " ".join(str(d) for d in dims))
+    d0, d1 = (_wrap_dim(d, input._data.ndim, "norm") for d in dims)
+    svdvals = getattr(linalg, "svdvals", None)
+    if svdvals is None:
+        raise NotImplementedError("norm(p='nuc') needs ember.linalg.svdvals")
+    x = input if dtype is None else input.to(dtype)
+    res = svdvals(x.movedim((d0, d1), (-2, -1))).sum(-1)
+    if keepdim:
+        for d in sorted((d0, d1)):
+            res = res.unsqueeze(d)
+    return res if out is None else write_out(out, res, "norm")
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """torch.norm: a vector norm over `dim` (all dims by default), or the nuclear norm."""
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
+            return _vector_norm(input, 2, dim, keepdim, dtype, out)
+        if p == "nuc":
+            return _nuclear_norm(input, dim, keepdim, dtype, out)
+        if p == "fro":
+            raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got " +
+                               " ".join(str(d) for d in dim))
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+    return _vector_norm(input, 2 if p is None else p, dim, keepdim, dtype, out)
+
+
+def dist(input, other, p=2):
+    """norm(input - other, p): floating inputs only, as PyTorch."""
+    for t in (input, other):
+        if isinstance(t, Tensor) and t._dtype._kind < 2:
+            raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                               f"Got {type_name(t._dtype)} instead.")
+    return _vector_norm(input - other, p, None, False, None, None)
+
+
+# ------------------------------------------------------------ count_nonzero
+
+def _count_nonzero_kernel(a, dims):
+    return np.asarray(np.sum(a != 0, axis=dims, dtype=np.int64))
+
+
+COUNT_NONZERO = register("count_nonzero", _count_nonzero_kernel, tags=("reduction",),
+                         meta=lambda a, dims: (reduced_shape(a.shape, dims, False), D.int64))
+
+
+def count_nonzero(input, dim=None):
+    return dispatch(COUNT_NONZERO, (input, reduce_dims(dim, input._data.ndim, "count_nonzero")))
+
+
+# ------------------------------------------------------------------ aminmax
+
+def aminmax(input, *, dim=None, keepdim=False, out=None):
+    """(min, max) in one call: PyTorch's torch.return_types.aminmax (amin/amax gradients)."""
+    if dim is not None and (not isinstance(dim, int) or isinstance(dim, bool)):
+        raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
+    if input._dtype._kind == 3:
+        raise NotImplementedError(f'"aminmax_cpu" not implemented for '
+                                  f"'{type_name(input._dtype)}'")
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                               "operation has no identity.")
+        dims = ()
+    else:
+        dims = _wrap_dim(dim, input._data.ndim, "aminmax")
+        if input._data.ndim and input._data.shape[dims] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {dims} to have non-zero size.")
+    lo, hi = amin(input, dims, keepdim), amax(input, dims, keepdim)
+    if out is not None:
+        lo, hi = write_out(out[0], lo, "aminmax"), write_out(out[1], hi, "aminmax")
+    return return_type("aminmax", ("min", "max"))(lo, hi)
+
+
+def _install():
+    for f in (nansum, nanmean, logsumexp, dist, count_nonzero, aminmax):
+        setattr(Tensor, f.__name__, f)
+
+    def norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
+        return norm(self, p, dim, keepdim, dtype=dtype)
+    norm_method.__name__ = "norm"
+    Tensor.norm = norm_method
+
+
+_install()
