@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from .ops import pointwise_math as _pm
-from .ops.pointwise_math import (register_math, expose, expect_tensors, no_half, _sp, _c,
+from .ops.pointwise_math import (register_math, expose, expect_tensors, no_half, _sp,
                                  _not_implemented, _xlogy, _xlogy_vjp, NOT_COMPLEX)
 from .ops._elementwise import INT_TO_FLOAT
 from .ops import pointwise as _pw, activation as _act

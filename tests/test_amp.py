@@ -54,6 +54,7 @@ OPTIONAL = {   # ops from other families; run when ember has them
     "cumsum": lambda L: T(L, A, "bfloat16").cumsum(0),
     "cdist": lambda L: L.cdist(T(L, A, "bfloat16"), T(L, A, "bfloat16")),
     "trace": lambda L: L.trace(T(L, A, "bfloat16")[:, :3]),
+    "index_copy": lambda L: T(L, A).index_copy(0, L.tensor([1]), T(L, A, "bfloat16")[:1]),
     "linalg_inv": lambda L: L.linalg.inv(T(L, SQ, "bfloat16")),
     "fft_rfft": lambda L: L.fft.rfft(T(L, A)),
     "norm": lambda L: T(L, A, "bfloat16").norm(),

@@ -194,6 +194,9 @@ AMP = {"mm": "lower_precision", "bmm": "lower_precision", "matmul": "lower_preci
 
 AMP.update(fft_c2c="fp32", fft_r2c="fp32", fft_c2r="fp32")    # torch.fft (ember/fft/_ops.py)
 AMP.update(cdist="fp32", trace="fp32", index_copy="promote")    # ember/ops/index_ops.py
+AMP.update({n: "fp32" for n in ("linalg_inv_ex", "linalg_solve_ex", "linalg_cholesky_ex",
+            "linalg_qr", "linalg_svd", "linalg_eigh", "linalg_eig", "linalg_lstsq")})  # linalg
+AMP.update(convolution="lower_precision")    # ember/ops/conv.py (conv*d, conv_transpose*d)
 
 
 def test_amp_policies():

@@ -33,6 +33,18 @@ def _norm(norm, forward):
     raise RuntimeError(f'Invalid normalization mode: "{norm}"')
 
 
+# PyTorch's AutocastCPU fp32 list names these public functions (not hfft2/hfftn/ihfft2/
+# ihfftn): under autocast their half inputs become float32 before the dtype check
+# below, which runs ahead of the primitives' own amp_policy.
+_AUTOCAST_FP32 = {"fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2",
+                  "irfft2", "rfftn", "irfftn", "hfft", "ihfft"}
+
+
+def _autocast_cpu():
+    from ..amp.autocast_mode import is_autocast_enabled
+    return is_autocast_enabled("cpu")
+
+
 def _promote(x, fname, require_complex=False):
     """ATen's promote_tensor_fft: integers -> default float; half types are refused."""
     if not isinstance(x, Tensor):
@@ -42,6 +54,8 @@ def _promote(x, fname, require_complex=False):
     if d.is_complex:
         return x
     target = d if d.is_floating_point else D.get_default_dtype()
+    if target in (D.float16, D.bfloat16) and fname in _AUTOCAST_FP32 and _autocast_cpu():
+        target = D.float32
     if target not in (D.float32, D.float64):
         raise RuntimeError(f"Unsupported dtype {type_name(target)}")
     if require_complex:

@@ -7,18 +7,86 @@ the rest are compositions (`_composite`). `_top_level` holds torch.det,
 torch.svd, ... and the Tensor methods.
 """
 from ..ops.matmul import matmul
-from ._common import LinAlgError
-from ._solve import inv, inv_ex, solve, solve_ex, solve_triangular, det, slogdet, pinv, lstsq
-from ._decomp import (cholesky, cholesky_ex, qr, svd, svdvals, eig, eigvals, eigh, eigvalsh,
-                      lu, lu_factor, lu_factor_ex, lu_solve, matrix_exp)
-from ._norms import norm, vector_norm, matrix_norm, cond, matrix_rank
-from ._composite import (matrix_power, cross, multi_dot, vecdot, householder_product,
-                         tensorinv, tensorsolve, diagonal, vander)
 from . import _top_level  # noqa: F401  (Tensor methods)
+from ._common import LinAlgError
+from ._composite import (
+                      cross,
+                      diagonal,
+                      householder_product,
+                      matrix_power,
+                      multi_dot,
+                      tensorinv,
+                      tensorsolve,
+                      vander,
+                      vecdot,
+)
+from ._decomp import (
+                      cholesky,
+                      cholesky_ex,
+                      eig,
+                      eigh,
+                      eigvals,
+                      eigvalsh,
+                      lu,
+                      lu_factor,
+                      lu_factor_ex,
+                      lu_solve,
+                      matrix_exp,
+                      qr,
+                      svd,
+                      svdvals,
+)
+from ._norms import cond, matrix_norm, matrix_rank, norm, vector_norm
+from ._solve import (
+                      det,
+                      inv,
+                      inv_ex,
+                      lstsq,
+                      pinv,
+                      slogdet,
+                      solve,
+                      solve_ex,
+                      solve_triangular,
+)
 
-__all__ = ["LinAlgError", "matmul", "inv", "inv_ex", "solve", "solve_ex", "solve_triangular",
-           "det", "slogdet", "pinv", "lstsq", "cholesky", "cholesky_ex", "qr", "svd",
-           "svdvals", "eig", "eigvals", "eigh", "eigvalsh", "lu", "lu_factor", "lu_factor_ex",
-           "lu_solve", "matrix_exp", "norm", "vector_norm", "matrix_norm", "cond",
-           "matrix_rank", "matrix_power", "cross", "multi_dot", "vecdot",
-           "householder_product", "tensorinv", "tensorsolve", "diagonal", "vander"]
+__all__ = [
+                      "LinAlgError",
+                      "cholesky",
+                      "cholesky_ex",
+                      "cond",
+                      "cross",
+                      "det",
+                      "diagonal",
+                      "eig",
+                      "eigh",
+                      "eigvals",
+                      "eigvalsh",
+                      "householder_product",
+                      "inv",
+                      "inv_ex",
+                      "lstsq",
+                      "lu",
+                      "lu_factor",
+                      "lu_factor_ex",
+                      "lu_solve",
+                      "matmul",
+                      "matrix_exp",
+                      "matrix_norm",
+                      "matrix_power",
+                      "matrix_rank",
+                      "multi_dot",
+                      "norm",
+                      "pinv",
+                      "qr",
+                      "slogdet",
+                      "solve",
+                      "solve_ex",
+                      "solve_triangular",
+                      "svd",
+                      "svdvals",
+                      "tensorinv",
+                      "tensorsolve",
+                      "vander",
+                      "vecdot",
+                      "vector_norm",
+]

@@ -8,11 +8,10 @@ import math
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor
 from ..ops._elementwise import broadcast_shapes, type_name
 from ..ops.matmul import matmul
-from ._common import check_square, check_matrix, check_float, dtype_of, mH
-from ._solve import inv, solve, _out
+from ._common import check_float, check_square, dtype_of
+from ._solve import _out, inv, solve
 
 
 def matrix_power(A, n, *, out=None):
@@ -41,8 +40,8 @@ def matrix_power(A, n, *, out=None):
 
 def cross(input, other, *, dim=-1, out=None):
     """a x b along `dim` (of length 3) after broadcasting, in ember ops."""
-    from ..ops.indexing import index_select
     from ..ops.creation import tensor
+    from ..ops.indexing import index_select
     if input.dtype is not other.dtype:
         raise RuntimeError(f"expected scalar type {type_name(input.dtype)} but found "
                            f"{type_name(other.dtype)}")

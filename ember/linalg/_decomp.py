@@ -8,11 +8,29 @@ from .. import _dtype as D
 from .._dispatch import dispatch
 from ..ops._registry import register
 from ..ops.matmul import matmul
-from ._common import (check_float, check_matrix, check_square_float, dtype_of, batch_str,
-                      mH, tril, triu, diag_embed, real_dtype, CHOL_EX, QR, SVD, EIG, EIGH,
-                      LU, LU_FACTOR, LU_FACTOR_EX, LU_UNPACK)
-from ._kernels import LinAlgErrorNP, batch_iter, cholesky_info, getrf, expm
-from ._solve import solve, solve_triangular, _out
+from ._common import (
+    CHOL_EX,
+    EIG,
+    EIGH,
+    LU,
+    LU_FACTOR,
+    LU_FACTOR_EX,
+    LU_UNPACK,
+    QR,
+    SVD,
+    batch_str,
+    check_float,
+    check_matrix,
+    check_square_float,
+    diag_embed,
+    dtype_of,
+    mH,
+    real_dtype,
+    tril,
+    triu,
+)
+from ._kernels import LinAlgErrorNP, batch_iter, cholesky_info, expm, getrf
+from ._solve import _out, solve, solve_triangular
 
 
 def _batch_eye(batch, m, n, dtype):
@@ -420,7 +438,7 @@ def _perm_matrix(piv, m, dtype):
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
     """P, L, U from a packed factorization; L and U are masks of LU (ember ops), so
     gradients flow back to LU_data."""
-    from ..ops.creation import from_numpy, zeros, eye
+    from ..ops.creation import eye, from_numpy, zeros
     m, n = LU_data.shape[-2:]
     k = min(m, n)
     if unpack_pivots:

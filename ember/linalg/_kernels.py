@@ -17,6 +17,7 @@ def batch_iter(shape):
 def getrf(m):
     """LAPACK getrf of one matrix through SciPy: (LU, 0-based pivots)."""
     import warnings
+
     from scipy.linalg import lu_factor
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")      # SciPy warns on exactly singular factors

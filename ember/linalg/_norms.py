@@ -43,11 +43,11 @@ def _vector_norm_checks(x, ord, dim, keepdim, dtype):
                                f"{type_name(dtype)}")
     shape = tuple(x.shape)
     dims = _norm_dims(shape, dim, op)
-    if ord < 0 or ord == INF:
-        if any(shape[d] == 0 for d in dims) or (dim is None and 0 in shape):
-            what = "inf" if ord == INF else "negative"
-            raise RuntimeError(f"{op} cannot compute the {what} norm on an empty tensor "
-                               "because the operation does not have an identity")
+    if (ord < 0 or ord == INF) and (any(shape[d] == 0 for d in dims)
+                                    or (dim is None and 0 in shape)):
+        what = "inf" if ord == INF else "negative"
+        raise RuntimeError(f"{op} cannot compute the {what} norm on an empty tensor "
+                           "because the operation does not have an identity")
     out_shape = tuple(1 if i in dims else s for i, s in enumerate(shape)) if keepdim else \
         tuple(s for i, s in enumerate(shape) if i not in dims)
     return dims, out_shape, real_dtype(dtype or xd)
@@ -215,7 +215,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None)
         atol, rtol = tol, 0.0
     m, n = A.shape[-2:]
     eps = np.finfo(s.dtype).eps if s.size or s.dtype.kind == "f" else 0
-    tolv = lambda t: None if t is None else np.asarray(t._data if isinstance(t, Tensor) else t)  # noqa: E731
+    tolv = lambda t: None if t is None else np.asarray(t._data if isinstance(t, Tensor) else t)
     atol, rtol = tolv(atol), tolv(rtol)
     if rtol is None:
         rtol = eps * max(m, n) if atol is None else np.where(atol > 0, 0.0, eps * max(m, n))

@@ -14,10 +14,27 @@ from .._tensor import Tensor
 from ..ops._elementwise import broadcast_shapes, type_name
 from ..ops._registry import register
 from ..ops.matmul import matmul
-from ._common import (LinAlgError, check_float, check_matrix, check_same_dtype, check_square,
-                      check_square_float, dtype_of, batch_str, mH, tril, triu, diag_embed,
-                      eye_like, vector_rhs, real_dtype, INV_EX, SOLVE_EX, SLOGDET)
-from ._kernels import LinAlgErrorNP, per_matrix, batch_iter
+from ._common import (
+    INV_EX,
+    SLOGDET,
+    SOLVE_EX,
+    LinAlgError,
+    batch_str,
+    check_float,
+    check_matrix,
+    check_same_dtype,
+    check_square,
+    check_square_float,
+    diag_embed,
+    dtype_of,
+    eye_like,
+    mH,
+    real_dtype,
+    tril,
+    triu,
+    vector_rhs,
+)
+from ._kernels import LinAlgErrorNP, batch_iter, per_matrix
 
 _INT32 = np.int32
 
@@ -83,7 +100,8 @@ def _check_2d(A, op):
                         f"{type(A).__name__}")
     check_matrix(tuple(A.shape), op)
     check_square(tuple(A.shape), op)
-    check_float(A.dtype, op)
+    if A.dtype._kind < 2:            # low precision is left to autocast / the kernel
+        check_float(A.dtype, op)
 
 
 def _out(res, out, op):
@@ -151,7 +169,7 @@ def _solve_ex_meta(a, b, left, check_errors):
 
 
 def _solve_ex_vjp(ctx, g, _ginfo):
-    A, B, left, _ = ctx.args
+    A, _, left, _ = ctx.args
     X = ctx.out[0]
     na, nb = ctx.needs_input_grad[:2]
     vec = vector_rhs(tuple(A.shape), ctx.shapes[1])
@@ -177,8 +195,8 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
 
 
 def _singular_solve(info, op):
-    return batch_str(info, op, lambda i: f"The solver failed because the input matrix is "
-                     f"singular.")
+    return batch_str(info, op, lambda i: "The solver failed because the input matrix is "
+                     "singular.")
 
 
 def solve(A, B, *, left=True, out=None):

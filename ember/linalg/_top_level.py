@@ -6,8 +6,10 @@ V, qr with some=, cross with the old dim rule, ...) and their Tensor methods.
 import warnings
 
 from .._tensor import Tensor
-from . import _composite as C, _decomp as F, _solve as S
-from ._common import TSLOGDET, TQR, TSVD, TRI_SOLVE, mH
+from . import _composite as C
+from . import _decomp as F
+from . import _solve as S
+from ._common import TQR, TRI_SOLVE, TSLOGDET, TSVD, mH
 
 TOP_LEVEL = ["det", "logdet", "slogdet", "inverse", "cholesky", "qr", "svd", "pinverse",
              "matrix_power", "matrix_exp", "cross", "lu", "lu_solve", "lu_unpack",

@@ -3,3 +3,4 @@ from .parameter import Parameter, Buffer, UninitializedParameter, UninitializedB
 from .modules import *  # noqa: F401,F403
 from .modules import Module  # noqa: F401
 from . import functional  # noqa: F401,E402
+from . import init, utils  # noqa: F401,E402

@@ -73,6 +73,9 @@ class UninitializedParameter(Parameter):
     def __new__(cls, requires_grad=True, device=None, dtype=None):
         return super().__new__(cls, empty(0, dtype=dtype), requires_grad)
 
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
     def materialize(self, shape, device=None, dtype=None):
         data = empty(*shape, dtype=dtype or self.dtype)
         self._data, self._dtype, self._storage = data._data, data._dtype, data._storage

@@ -3,3 +3,6 @@ from ._registry import REGISTRY, OpDef, register, get
 from . import (copy, creation, pointwise, shape, reduction, indexing, matmul,  # noqa: F401
                activation, random, pointwise_math, scan, histogram, sorting, rearrange,
                index_ops, complex, einsum)
+from . import conv  # noqa: F401,E402
+from . import norm, embedding  # noqa: F401,E402
+from . import pool  # noqa: F401,E402

@@ -210,7 +210,7 @@ def _norm_vjp(ctx, g):
 
 
 NORM = register("norm", _norm_kernel, meta=_norm_meta, vjp=_norm_vjp, save=(0,), save_out=True,
-                check=True, tags=("reduction",))
+                tags=("reduction",))
 
 
 def _vector_norm(input, p, dim, keepdim, dtype, out):

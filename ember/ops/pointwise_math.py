@@ -94,7 +94,7 @@ def no_complex(message):
     return check
 
 
-def expect_tensors(*names, pos=None):
+def expect_tensors(*names):
     """Public-wrapper check: PyTorch has no overload taking a number in these places."""
     def check(fname, args):
         for i, (a, n) in enumerate(zip(args, names)):

@@ -178,10 +178,10 @@ def _cumext_vjp(ctx, g, _gi=None):
 
 
 CUMMAX = register("cummax", _cumext_kernel(np.maximum, "cummax"), meta=_cumext_meta("cummax"),
-                  vjp=_cumext_vjp, save=(1,), save_out=True, nondiff_outputs=(1,), check=True,
+                  vjp=_cumext_vjp, save=(1,), save_out=True, nondiff_outputs=(1,),
                   tags=("reduction",))
 CUMMIN = register("cummin", _cumext_kernel(np.minimum, "cummin"), meta=_cumext_meta("cummin"),
-                  vjp=_cumext_vjp, save=(1,), save_out=True, nondiff_outputs=(1,), check=True,
+                  vjp=_cumext_vjp, save=(1,), save_out=True, nondiff_outputs=(1,),
                   tags=("reduction",))
 
 
@@ -259,7 +259,7 @@ def _lcse_vjp(ctx, g):
 
 
 LOGCUMSUMEXP = register("logcumsumexp", _lcse_kernel, meta=_lcse_meta, vjp=_lcse_vjp, save=(0,),
-                        save_out=True, check=True, tags=("reduction",))
+                        save_out=True, tags=("reduction",))
 
 
 def logcumsumexp(input, dim, *, out=None):

@@ -1,7 +1,7 @@
 """Samples for the pointwise math ops (ember/ops/pointwise_math.py) and ember.special."""
 import ember
 
-from ._util import F64, C128, t, X, _unary, _binary
+from ._util import C128, t, X, _unary, _binary
 
 _SPECIAL_BESSEL = ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0",
                    "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",

@@ -426,7 +426,9 @@ class Module:
         return destination
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs, assign=False):
+                              unexpected_keys, error_msgs):
+        # PyTorch's signature (subclasses override it): assign= travels in the metadata
+        assign = local_metadata.get("assign_to_params_buffers", False)
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                  error_msgs)
@@ -486,9 +488,11 @@ class Module:
         state_dict = OrderedDict(state_dict)
 
         def load(module, prefix=""):
-            local_meta = {} if metadata is None else metadata.get(prefix[:-1], {})
+            local_meta = dict({} if metadata is None else metadata.get(prefix[:-1], {}))
+            if assign:
+                local_meta["assign_to_params_buffers"] = assign
             module._load_from_state_dict(state_dict, prefix, local_meta, True, missing,
-                                         unexpected, errors, assign)
+                                         unexpected, errors)
             for name, child in module._modules.items():
                 if child is not None:
                     load(child, prefix + name + ".")

@@ -1,0 +1,16 @@
+"""Samples for the convolution primitives: convolution (plain and transposed, through
+F.conv2d / F.conv_transpose1d), im2col (F.unfold) and col2im (F.fold)."""
+import ember.nn.functional as F
+
+from ._util import t
+
+SAMPLES = {
+    "convolution": lambda: (lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=1,
+                                                     dilation=(1, 2), groups=2),
+                            [t(1, 4, 5, 6), t(4, 2, 2, 3, seed=1), t(4, seed=2)]),
+    "im2col": lambda: (lambda x: F.unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=2),
+                       [t(2, 2, 4, 5)]),
+    "col2im": lambda: (lambda x: F.fold(x, (4, 5), (2, 3), dilation=(1, 2), padding=1,
+                                        stride=2), [t(2, 12, 6)]),
+}
+

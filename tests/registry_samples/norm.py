@@ -1,0 +1,25 @@
+"""Samples for normalization and embedding ops (ember/ops/norm.py, ember/ops/embedding.py)."""
+import ember
+import ember.nn.functional as F
+
+from ._util import t, idx
+
+NON_DIFFERENTIABLE = set()
+
+NO_GRADCHECK = {}
+
+SAMPLES = {
+    # training mode: gradients flow through the batch statistics
+    "batch_norm": lambda: (lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+                           [t(3, 2, 4), t(2, seed=1), t(2, seed=2)]),
+    "layer_norm": lambda: (lambda x, w, b: F.layer_norm(x, (3, 4), w, b),
+                           [t(2, 3, 4), t(3, 4, seed=1), t(3, 4, seed=2)]),
+    # (the padding row is not looked up: its zero gradient is deliberately not the derivative)
+    "embedding": lambda: (lambda w, i: F.embedding(i, w, padding_idx=1), [t(3, 2), idx([0, 2], [2, 0])]),
+    "embedding_dense_backward": lambda: (
+        lambda g, i: ember.ops.get("embedding_dense_backward")(g, i, 4, 0, True),
+        [t(3, 2), idx(0, 2, 2)]),
+    "_embedding_bag": lambda: (
+        lambda w, p, i, o: F.embedding_bag(i, w, o, mode="sum", per_sample_weights=p),
+        [t(4, 3), t(5, seed=1), idx(0, 2, 1, 2, 3), idx(0, 2, 2)]),
+}
