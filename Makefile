@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e '.[test]'
+	$(VPY) -m pip install -q -e '.[test,examples]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -18,7 +18,7 @@ test: $(STAMP)
 	$(VPY) -m pytest -n 2 tests
 
 demo: $(STAMP)
-	$(VPY) examples/mlp_demo.py
+	$(VPY) examples/digits_cnn.py --checkpoint $(VENV)/digits_cnn.pt
 
 bench: $(STAMP)
 	$(VPY) benchmarks/run.py
