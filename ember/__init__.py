@@ -34,6 +34,7 @@ from .ops.rearrange import *  # noqa: F401,F403
 from .ops.index_ops import *  # noqa: F401,F403
 from .ops.complex import *  # noqa: F401,F403
 from ._determinism import *  # noqa: F401,F403
+from .ops.misc import *  # noqa: F401,F403
 from . import linalg, fft, special  # noqa: E402
 from . import random
 from .random import (manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
@@ -75,3 +76,10 @@ def numel(input):
 
 
 from .linalg import _top_level as _linalg_top; globals().update(_linalg_top.exports())  # noqa: E402,E702
+from . import optim  # noqa: E402
+
+# torch.exp_(t) and friends: the function form of every in-place Tensor method
+for _name, _fn in ops.misc._install_inplace_functions():
+    globals()[_name] = _fn
+del _name, _fn
+from .serialization import save, load  # noqa: E402

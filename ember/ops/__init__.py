@@ -6,3 +6,5 @@ from . import (copy, creation, pointwise, shape, reduction, indexing, matmul,  #
 from . import conv  # noqa: F401,E402
 from . import norm, embedding  # noqa: F401,E402
 from . import pool  # noqa: F401,E402
+from . import loss  # noqa: F401,E402
+from . import misc  # noqa: F401,E402  (last: composes the families above)

@@ -179,4 +179,5 @@ SAMPLES = {
         [X(), X(seed=1)]),
     "threshold_backward": lambda: (
         lambda g, y: ember.ops.get("threshold_backward")(g, y.relu(), 0), [X(), X(seed=1)]),
+    "fill": lambda: (lambda x, v: ember.fill(x, v), [X(), t()]),
 }
