@@ -317,6 +317,57 @@ def bench_allocator():
     return rows
 
 
+def cnn_workload(L, amp, batch=32):
+    """One training step of a small CNN (conv-bn-relu x2, pool, linear), float32 or bf16
+    autocast; returns (step, peak activation bytes or None)."""
+    nn = L.nn
+    L.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+                          nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10))
+    x = L.randn(batch, 3, 32, 32)
+    y = L.randint(0, 10, (batch,))
+    opt = L.optim.SGD(model.parameters(), lr=0.01)
+
+    def step():
+        opt.zero_grad()
+        with L.autocast("cpu", dtype=L.bfloat16, enabled=amp):
+            loss = nn.functional.cross_entropy(model(x), y)
+        loss.float().backward()
+        opt.step()
+        return loss
+
+    peak = None
+    if L is ember:
+        step()
+        base = ember.memory_allocated()
+        ember.reset_peak_memory_stats()
+        opt.zero_grad()
+        with L.autocast("cpu", dtype=L.bfloat16, enabled=amp):
+            loss = nn.functional.cross_entropy(model(x), y)
+        peak = ember.max_memory_allocated() - base      # forward activations kept for backward
+        del loss
+    return step, peak
+
+
+def bench_amp():
+    rows = []
+    for amp in (False, True):
+        name = f"small CNN step, batch 32, {'bf16 autocast' if amp else 'float32'}"
+        try:
+            step_e, peak = _ember_call(lambda: cnn_workload(ember, amp), ["nn.Conv2d"])
+            step_e()
+        except Missing as e:
+            rows.append(row(name, {}, status=f"missing: {e}"))
+            continue
+        step_t, _ = cnn_workload(torch, amp)
+        times = compare({"ember": step_e, "torch": step_t}, repeat=5, budget=0.3, pause=0.3)
+        r = row(name, times, note=f"ember activation memory {peak / 2**20:.2f} MiB")
+        r["activation_bytes"] = peak
+        rows.append(r)
+    return rows
+
+
 def import_seconds(module):
     """Seconds `import module` takes in a fresh interpreter (startup excluded).
 
@@ -467,7 +518,7 @@ def main():
     meta = machine()
     rows = []
     for bench in (bench_dispatch, bench_mlp, bench_matmul, bench_fork, bench_allocator,
-                  bench_import):
+                  bench_amp, bench_import):
         print(f"running {bench.__name__} ...", file=sys.stderr, flush=True)
         bench_rows, others = with_others_share(bench)
         for r in bench_rows:

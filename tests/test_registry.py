@@ -197,6 +197,11 @@ AMP.update(cdist="fp32", trace="fp32", index_copy="promote")    # ember/ops/inde
 AMP.update({n: "fp32" for n in ("linalg_inv_ex", "linalg_solve_ex", "linalg_cholesky_ex",
             "linalg_qr", "linalg_svd", "linalg_eigh", "linalg_eig", "linalg_lstsq")})  # linalg
 AMP.update(convolution="lower_precision")    # ember/ops/conv.py (conv*d, conv_transpose*d)
+AMP.update({n: "fp32" for n in ("max_pool3d", "avg_pool3d", "_adaptive_avg_pool3d",   # pool.py
+            "adaptive_max_pool3d", "max_unpool2d", "max_unpool3d", "reflection_pad1d",
+            "reflection_pad2d", "replication_pad1d", "replication_pad2d", "replication_pad3d",
+            "grid_sampler")})
+AMP.update(linear="lower_precision", prelu="lower_precision")    # ember/nn/functional (_linear, _activation)
 
 
 def test_amp_policies():

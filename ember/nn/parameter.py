@@ -13,6 +13,7 @@ class Parameter(Tensor):
     disabled, which also keeps dispatch on the plain-tensor path).
     """
     __torch_function__ = _disabled_torch_function_impl
+    _is_param = True            # repr prints "tensor(", as PyTorch's does
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:

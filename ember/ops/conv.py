@@ -100,6 +100,13 @@ def _conv_forward(x, w, stride, padding, dilation, groups):
     P, K = int(np.prod(osize)), int(np.prod(kernel))
     win = win.reshape((N, groups, Cg) + win.shape[2:])
     out_axes, k_axes = tuple(range(3, 3 + n)), tuple(range(3 + n, 3 + 2 * n))
+    if Cg == 1:         # depthwise: a multiply-add per kernel offset, no column matrix
+        wk = w.reshape((1, groups, Og, K) + (1,) * n)
+        out = np.zeros((N, groups, Og) + osize, np.result_type(x, w))
+        tmp = np.empty_like(out)
+        for i, off in enumerate(np.ndindex(*kernel)):
+            out += np.multiply(wk[:, :, :, i], win[(Ellipsis,) + off], out=tmp)
+        return out.reshape((N, O) + osize)
     wm = w.reshape(groups, Og, Cg * K)
     # the gather's innermost axis runs along the longer of (output positions, kernel),
     # the one that follows the source rows: the kernel for weight-gradient convolutions
@@ -120,12 +127,22 @@ def _conv_transposed(x, w, stride, padding, dilation, output_padding, groups):
     isize, kernel = x.shape[2:], w.shape[2:]
     Cg, Og = C // groups, w.shape[1]
     P, K = int(np.prod(isize)), int(np.prod(kernel))
-    wm = w.reshape(groups, Cg, Og * K).transpose(0, 2, 1)
-    cols = np.matmul(wm, x.reshape(N, groups, Cg, P))                # (N, g, Og*K, P)
-    cols = cols.reshape((N, groups, Og) + kernel + isize)
     osize = _transposed_size(isize, kernel, stride, padding, dilation, output_padding)
     padded = tuple(o + 2 * p for o, p in zip(osize, padding))
-    out = _col2im(cols, 3, kernel, padded, dilation, stride)
+    if Cg == 1:         # depthwise: scatter a product per kernel offset, no column matrix
+        wk = w.reshape((1, groups, Og, K) + (1,) * n)
+        xs = x.reshape((N, groups, 1) + isize)
+        out = np.zeros((N, groups, Og) + padded, np.result_type(x, w))
+        tmp = np.empty((N, groups, Og) + isize, out.dtype)
+        for i, off in enumerate(np.ndindex(*kernel)):
+            region = tuple(slice(o * d, o * d + s * (b - 1) + 1, s)
+                           for o, d, s, b in zip(off, dilation, stride, isize))
+            out[(Ellipsis,) + region] += np.multiply(wk[:, :, :, i], xs, out=tmp)
+    else:
+        wm = w.reshape(groups, Cg, Og * K).transpose(0, 2, 1)
+        cols = np.matmul(wm, x.reshape(N, groups, Cg, P))            # (N, g, Og*K, P)
+        cols = cols.reshape((N, groups, Og) + kernel + isize)
+        out = _col2im(cols, 3, kernel, padded, dilation, stride)
     out = _crop(out, padding, osize)
     return np.ascontiguousarray(out).reshape((N, groups * Og) + osize)
 

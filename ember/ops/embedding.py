@@ -56,6 +56,9 @@ def _emb_kernel(weight, indices, padding_idx, scale_grad_by_freq, sparse):
 
 def _emb_meta(weight, indices, padding_idx, scale_grad_by_freq, sparse):
     _emb_check(weight, indices)
+    arr = indices._data      # meta tensors hold zero-strided zeros: always in range
+    if arr.size and (arr.min() < 0 or arr.max() >= weight.shape[0]):
+        raise IndexError("index out of range in self")
     return tuple(indices.shape) + (weight.shape[1],), weight.dtype
 
 
@@ -84,7 +87,7 @@ def _row_sums(rows, idx, n):
 def _emb_bw_kernel(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
     idx = indices.reshape(-1).astype(np.int64, copy=False)
     comp = np.float32 if grad.dtype.itemsize == 2 else grad.dtype
-    rows = grad.reshape(idx.size, -1).astype(comp, copy=False)
+    rows = grad.reshape(idx.size, grad.shape[-1] if grad.ndim else 1).astype(comp, copy=False)
     if scale_grad_by_freq:
         rows = rows / np.bincount(idx, minlength=num_weights)[idx][:, None].astype(comp)
     if padding_idx >= 0:
@@ -242,7 +245,9 @@ def _bag_vjp(ctx, g, *_):
             0, max_idx.clamp(min=0), g * hit) if nw else None
         return gw, None, None, None, None, None, None, None, None
     pad = -1 if padding_idx is None else padding_idx
-    f = _row_factor(indices, num, pad, scale, g.dtype) * (o2b >= 0)
+    f = _row_factor(indices, num, pad, False, g.dtype) * (o2b >= 0)
+    if scale:
+        f = f / _bag_freq(indices, num).to(g.dtype)
     if mode == 1:
         f = f / bag_size.clamp(min=1)[o2b.clamp(min=0)].to(g.dtype)
     rows = g.index_select(0, o2b.clamp(min=0)) * f.unsqueeze(-1)
@@ -253,6 +258,19 @@ def _bag_vjp(ctx, g, *_):
     if npsw:
         gpsw = (rows * weight.index_select(0, indices)).sum(1)
     return gw, None, None, None, None, None, gpsw, None, None
+
+
+def _bag_freq(indices, num):
+    """The divisor PyTorch's CPU embedding_bag backward applies with scale_grad_by_freq:
+    for the k-th distinct index (in sorted order) it divides by the count of the k-th
+    element of the *sorted* indices (its loop reads counts[indices[k]]), not by that
+    index's own count; ember follows it so that gradients agree."""
+    from .histogram import bincount
+    from .sorting import searchsorted, sort, unique
+    flat = indices.reshape(-1)
+    counts = bincount(flat, minlength=num)
+    rank = searchsorted(unique(flat), flat)
+    return counts[sort(flat).values[rank]]
 
 
 EMBEDDING_BAG = register("_embedding_bag", _bag_kernel, meta=_bag_meta, vjp=_bag_vjp,

@@ -357,3 +357,23 @@ class Optimizer:
         if not param_set.isdisjoint(set(param_group["params"])):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
+
+
+def _check_lr(lr):
+    """PyTorch's common learning-rate validation."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _check_betas(betas):
+    for i in (0, 1):
+        if not 0.0 <= betas[i] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+
+
+def _scalar_state(value):
+    """A fresh 0-d state tensor ('step', 'mu_product', ...) in PyTorch's scalar dtype."""
+    from ..ops.creation import tensor
+    return tensor(float(value), dtype=_get_scalar_dtype())

@@ -8,3 +8,7 @@ from ._embedding import *  # noqa: F401,F403
 from ._activation import *  # noqa: F401,F403
 from ._linear import *  # noqa: F401,F403
 from ._misc import *  # noqa: F401,F403
+from ._padding import *  # noqa: F401,F403
+from ._pooling import *  # noqa: F401,F403
+from ._loss import *  # noqa: F401,F403
+from ._vision import *  # noqa: F401,F403

@@ -11,7 +11,7 @@ negative saturation with an affine correction (a, b) that keeps mean and varianc
 import math
 import warnings
 
-from ...ops.creation import empty
+from ...ops.creation import empty, zeros
 from ...ops.random import bernoulli
 from ..._dtype import float32
 
@@ -52,7 +52,7 @@ def _dropout_impl(input, p, train, feature, alpha, inplace):
     if p == 0 or not train or input.numel() == 0:
         return input
     if p == 1:
-        z = empty((), dtype=input.dtype if input.is_floating_point() else float32).zero_()
+        z = zeros((), dtype=input.dtype if input.is_floating_point() else float32)
         return input.mul_(z) if inplace else input * z
     noise = _noise(input, p, feature)
     if alpha:

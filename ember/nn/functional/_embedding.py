@@ -10,6 +10,7 @@ __all__ = ["embedding", "embedding_bag"]
 
 
 def _padding_idx(padding_idx, num, msg="Padding_idx must be within num_embeddings"):
+    """A negative padding_idx counts from the end; out of range is an AssertionError."""
     if padding_idx is None:
         return None
     if padding_idx > 0:
@@ -96,8 +97,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
                                   f"per_sample_weights is only supported for mode='sum' (got "
                                   f"mode='{mode}'). Please open a feature request on GitHub.")
-    padding_idx = _padding_idx(padding_idx, weight.size(0),
-                               "padding_idx must be within num_embeddings")
+    if padding_idx is not None:
+        num = weight.size(0)
+        if not -num <= padding_idx < num:
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, -{num} "
+                               f"through {num - 1}, but got {padding_idx}")
+        padding_idx %= num
     ret, _, _, _ = _ops.embedding_bag(weight, input, offsets, scale_grad_by_freq, mode_enum,
                                       False, per_sample_weights, include_last_offset,
                                       padding_idx)

@@ -38,6 +38,8 @@ def _linear_meta(x, w, b):
     if x.dtype is D.bool:
         raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
     shape = tuple(x.shape[:-1]) + ((w.shape[0],) if w.ndim == 2 else ())
+    if b is not None and w.ndim == 1 and x.ndim in (2, 3):
+        raise RuntimeError("mat2 must be a matrix, got 1-D tensor")   # PyTorch's addmm path
     if b is not None:
         if b.dtype is not x.dtype:
             raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
@@ -80,8 +82,9 @@ def _linear_vjp(ctx, g):
     if nx:
         gx = g.matmul(w2)
     if nw:
-        g2 = g.reshape(-1, g.shape[-1])
-        gw = g2.t().mm(x.reshape(-1, x.shape[-1])).reshape(w.shape)
+        rows = x.numel() // x.shape[-1] if x.shape[-1] else int(np.prod(x.shape[:-1]))
+        gw = g.reshape(rows, g.shape[-1]).t().mm(x.reshape(rows, x.shape[-1]))
+        gw = gw.reshape(w.shape)
     if nb:
         gb = g if w.ndim == 2 else g.squeeze(-1)
     return gx, gw, gb

@@ -57,7 +57,8 @@ def pad(input, pad, mode="constant", value=None):
 
 
 def _pad_circular(input, pad):
-    """Wraps around: output index j of a padded dim reads input index (j - left) mod size."""
+    """Negative pads crop first; then output index j of a padded dim reads index
+    (j - left) mod size of the cropped input (PyTorch's _pad_circular)."""
     x = input
     for i in range(len(pad) // 2):
         dim = x.dim() - 1 - i
@@ -66,6 +67,8 @@ def _pad_circular(input, pad):
             raise RuntimeError("Padding value causes wrapping around more than once.")
         if size + left + right < 0:
             raise RuntimeError("Negative padding value is resulting in an empty dimension")
-        idx = np.arange(-left, size + right) % max(size, 1)
+        lo, hi = max(-left, 0), size - max(-right, 0)
+        m = max(hi - lo, 1)
+        idx = lo + np.arange(-max(left, 0), hi - lo + max(right, 0)) % m
         x = x.index_select(dim, tensor(idx, dtype=D.int64))
     return x

@@ -14,3 +14,7 @@ from .linear import *  # noqa: F401,F403
 from .activation import *  # noqa: F401,F403
 from .flatten import *  # noqa: F401,F403
 from .distance import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
+from .upsampling import *  # noqa: F401,F403

@@ -9,12 +9,9 @@ import collections.abc
 import math
 from itertools import repeat
 
-import numpy as np
-
-from ... import _dtype as D
 from ...autograd.grad_mode import no_grad
-from ...ops.creation import empty, tensor
-from .. import functional as F
+from ...ops.creation import empty
+from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
 
@@ -35,48 +32,6 @@ _single, _pair, _triple = _ntuple(1), _ntuple(2), _ntuple(3)
 
 def _reverse_repeat_tuple(t, n):
     return tuple(x for x in reversed(t) for _ in range(n))
-
-
-def _kaiming_uniform_(weight, fan_in):
-    """nn.init.kaiming_uniform_(weight, a=sqrt(5)): U(-b, b) with b = 1/sqrt(fan_in)."""
-    try:
-        from .. import init
-    except ImportError:
-        init = None
-    if init is not None:
-        init.kaiming_uniform_(weight, a=math.sqrt(5))
-    else:
-        weight.uniform_(-_bound(fan_in), _bound(fan_in))
-
-
-def _bound(fan_in):
-    return 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-
-
-def _index_pad(input, pad, mode):
-    """F.pad's reflect/replicate/circular modes as index_select (used until F.pad exists)."""
-    x = input
-    for i in range(len(pad) // 2):
-        dim = x.dim() - 1 - i
-        left, right, size = pad[2 * i], pad[2 * i + 1], x.shape[dim]
-        idx = np.arange(-left, size + right)
-        if mode == "reflect":
-            period = 2 * (size - 1)
-            idx = np.abs(idx) % period if period else np.zeros_like(idx)
-            idx = np.where(idx >= size, period - idx, idx)
-        elif mode == "replicate":
-            idx = np.clip(idx, 0, size - 1)
-        else:
-            idx = idx % size
-        x = x.index_select(dim, tensor(idx, dtype=D.int64))
-    return x
-
-
-def _mode_pad(input, pad, mode):
-    pad_fn = getattr(F, "pad", None)
-    if pad_fn is not None:
-        return pad_fn(input, pad, mode=mode)
-    return _index_pad(input, pad, mode)
 
 
 class _ConvNd(Module):
@@ -134,11 +89,12 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        fan_in = self.weight.shape[1] * math.prod(self.weight.shape[2:])
         with no_grad():
-            _kaiming_uniform_(self.weight, fan_in)
+            init.kaiming_uniform_(self.weight, a=math.sqrt(5))
             if self.bias is not None:
-                self.bias.uniform_(-_bound(fan_in), _bound(fan_in))
+                fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+                bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+                init.uniform_(self.bias, -bound, bound)
 
     def extra_repr(self):
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
@@ -163,7 +119,6 @@ class _ConvNd(Module):
 
 
 class _ConvForward(_ConvNd):
-    _n = 0
     _parse = None
     _fn = None
 
@@ -178,8 +133,7 @@ class _ConvForward(_ConvNd):
     def _conv_forward(self, input, weight, bias):
         fn = getattr(F, self._fn)
         if self.padding_mode != "zeros":
-            return fn(_mode_pad(input, self._reversed_padding_repeated_twice,
-                                self.padding_mode),
+            return fn(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
                       weight, bias, self.stride, self._parse(0), self.dilation, self.groups)
         return fn(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
@@ -189,17 +143,17 @@ class _ConvForward(_ConvNd):
 
 class Conv1d(_ConvForward):
     """1-d convolution over (N, C_in, L) (or unbatched (C_in, L)) input."""
-    _n, _parse, _fn = 1, staticmethod(_single), "conv1d"
+    _parse, _fn = staticmethod(_single), "conv1d"
 
 
 class Conv2d(_ConvForward):
     """2-d convolution over (N, C_in, H, W) (or unbatched) input."""
-    _n, _parse, _fn = 2, staticmethod(_pair), "conv2d"
+    _parse, _fn = staticmethod(_pair), "conv2d"
 
 
 class Conv3d(_ConvForward):
     """3-d convolution over (N, C_in, D, H, W) (or unbatched) input."""
-    _n, _parse, _fn = 3, staticmethod(_triple), "conv3d"
+    _parse, _fn = staticmethod(_triple), "conv3d"
 
 
 class _ConvTransposeNd(_ConvNd):

@@ -1,0 +1,443 @@
+"""Resampling in nn.functional: interpolate (upsample, upsample_nearest,
+upsample_bilinear), grid_sample and affine_grid.
+
+Note: every interpolate mode is separable, so it is a composite of ember ops: per
+spatial dim, a few taps (1 for nearest, 2 for linear, 4 for cubic) are gathered with
+index_select and weighted; the indices and weights are PyTorch's (UpSample.h: source
+index, guard_index_and_lambda, cubic coefficients with A = -0.75, nearest in float32
+with its exact shortcuts for scale 1 and 2). 'area' is adaptive_avg_pool. Autograd
+goes through index_select (its vjp is index_add), so double backward works.
+
+grid_sample is the registry op `grid_sampler` (float32 under cpu autocast, as in
+PyTorch). Its computation is a composite of ember ops (coordinate unnormalisation,
+border/reflection padding, one gather per tap), which serves as the cpu kernel (run on
+the arrays without autograd), as `decomp=`, and as the vjp: the vjp re-runs the
+composite with grad enabled and pulls the gradient back through it, so the gradients
+(input and grid; zero grid gradient for 'nearest'; the unnormalisation-only grid
+gradient for 'bicubic') are those of PyTorch's formulas and double backward works.
+"""
+import math
+import warnings
+
+import numpy as np
+
+from ... import _dtype as D
+from ..._dispatch import dispatch
+from ..._tensor import wrap
+from ...autograd.grad_mode import no_grad, enable_grad
+from ...ops._elementwise import type_name
+from ...ops._registry import register
+from ...ops.creation import tensor, zeros, linspace, ones
+from ...ops.indexing import where
+from ...ops.shape import stack
+from ._pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
+
+__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample",
+           "affine_grid"]
+
+_INTERP_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area",
+                 "nearest-exact")
+_NEEDS = {"linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}
+_A = -0.75
+
+
+# ------------------------------------------------------------------ indices and weights
+
+def _scale_value(scale, i, o, dtype):
+    """compute_scales_value: 1/scale when a scale was given, else in/out (in `dtype`)."""
+    if scale is not None and scale > 0:
+        return dtype(1.0 / scale)
+    return dtype(i) / dtype(o)
+
+
+def _nearest_taps(i, o, scale, exact):
+    if not exact and o == i:
+        return np.arange(o)
+    if not exact and o == 2 * i:
+        return np.arange(o) >> 1
+    s = _scale_value(scale, i, o, np.float32)
+    dst = np.arange(o, dtype=np.float32) + (np.float32(0.5) if exact else np.float32(0))
+    return np.minimum(np.floor(dst * s).astype(np.int64), i - 1)
+
+
+def _source_index(i, o, scale, align_corners, cubic):
+    if align_corners:
+        s = (i - 1) / (o - 1) if o > 1 else 0.0
+        return s * np.arange(o, dtype=np.float64)
+    s = _scale_value(scale, i, o, np.float64)
+    src = s * (np.arange(o, dtype=np.float64) + 0.5) - 0.5
+    return src if cubic else np.maximum(src, 0)
+
+
+def _linear_taps(i, o, scale, align_corners):
+    src = _source_index(i, o, scale, align_corners, False)
+    i0 = np.minimum(np.floor(src).astype(np.int64), i - 1)
+    lam = np.clip(src - i0, 0, 1)
+    i1 = i0 + (i0 < i - 1)
+    return [(i0, 1 - lam), (i1, lam)]
+
+
+def _cubic1(x):
+    return ((_A + 2) * x - (_A + 3)) * x * x + 1
+
+
+def _cubic2(x):
+    return ((_A * x - 5 * _A) * x + 8 * _A) * x - 4 * _A
+
+
+def _cubic_taps(i, o, scale, align_corners):
+    src = _source_index(i, o, scale, align_corners, True)
+    i0 = np.minimum(np.floor(src).astype(np.int64), i - 1)
+    t = np.clip(src - i0, 0, 1)
+    ws = [_cubic2(t + 1), _cubic1(t), _cubic1(1 - t), _cubic2(2 - t)]
+    return [(np.clip(i0 - 1 + j, 0, i - 1), w) for j, w in enumerate(ws)]
+
+
+def _resample(x, mode, out_size, scales, align_corners):
+    """Separable resampling of x's trailing spatial dims, one dim at a time."""
+    n = len(out_size)
+    low = x.dtype in (D.float16, D.bfloat16)
+    y = x.float() if low else x
+    for k in range(n):
+        dim = y.dim() - n + k
+        i, o = y.shape[dim], out_size[k]
+        scale = scales[k] if scales else None
+        if mode in ("nearest", "nearest-exact"):
+            idx = _nearest_taps(i, o, scale, mode == "nearest-exact")
+            y = y.index_select(dim, tensor(idx, dtype=D.int64))
+            continue
+        taps = _cubic_taps(i, o, scale, align_corners) if mode == "bicubic" else \
+            _linear_taps(i, o, scale, align_corners)
+        shape = [o] + [1] * (y.dim() - dim - 1)
+        acc = None
+        for idx, w in taps:
+            term = y.index_select(dim, tensor(idx, dtype=D.int64)) * \
+                tensor(w, dtype=y.dtype).reshape(shape)
+            acc = term if acc is None else acc + term
+        y = acc
+    return y.to(x.dtype) if low else y
+
+
+def _check_sizes(x, out_size):
+    n = len(out_size)
+    spatial = list(x.shape[-n:])
+    if any(s <= 0 for s in spatial) or any(o <= 0 for o in out_size):
+        names = ("D", "H", "W")[3 - n:]
+        ins = ", ".join(f"{a}: {s}" for a, s in zip(names, spatial))
+        outs = ", ".join(f"{a}: {s}" for a, s in zip(names, out_size))
+        raise RuntimeError("Input and output sizes should be greater than 0, but got input "
+                           f"({ins}) output ({outs})")
+    if x.shape[1] == 0:
+        raise RuntimeError(f"Non-empty {x.dim()}D data tensor expected but got a tensor with "
+                           f"sizes {list(x.shape)}")
+
+
+# ------------------------------------------------------------------ interpolate
+
+def _is_integer(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _sizes(input, size, scale_factor, dim):
+    """(output_size, scale_factors): exactly one is a list (PyTorch's interpolate)."""
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but got "
+                    f"input with spatial dimensions of {list(input.shape[2:])} and output size "
+                    f"of {size}. Please provide input tensor in (N, C, d1, d2, ...,dK) format "
+                    "and output size in (o1, o2, ...,oK) format.")
+            if not all(_is_integer(v) for v in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] "
+                                "or Tuple[int, int, int], but got size with types "
+                                f"{[type(v) for v in size]}")
+            return [int(v) for v in size], None
+        return [int(size)] * dim, None
+    if scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, "
+                    f"but got input with spatial dimensions of {list(input.shape[2:])} and "
+                    f"scale_factor of shape {scale_factor}. Please provide input tensor in "
+                    "(N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
+            return None, [float(s) for s in scale_factor]
+        return None, [float(scale_factor)] * dim
+    raise ValueError("either size or scale_factor should be defined")
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resize input's spatial dims (N, C, *S) to `size` or by `scale_factor`."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating "
+                             "modes: linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    output_size, scales = _sizes(input, size, scale_factor, dim)
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and output_size is None:
+        recompute_scale_factor = True
+    if recompute_scale_factor:
+        output_size = [int(input.shape[i + 2] * scales[i]) for i in range(dim)]
+        scales = None
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                         "modes and requires a 4-D tensor as input")
+    if antialias:
+        raise NotImplementedError("interpolate(antialias=True) is not implemented in ember")
+    if input.dim() not in (3, 4, 5) or mode not in _INTERP_MODES or \
+            input.dim() != _NEEDS.get(mode, input.dim()):
+        if mode in ("linear", "bilinear", "trilinear") and input.dim() in (3, 4, 5):
+            raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
+                                      f"{_NEEDS[mode]}D input")
+        raise NotImplementedError(
+            "Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+            f"{input.dim()}D) for the modes: nearest | linear | bilinear | bicubic | "
+            f"trilinear | area | nearest-exact (got {mode})")
+    if mode == "area":
+        fn = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1]
+        return fn(input, output_size)
+    if output_size is None:
+        output_size = [int(input.shape[i + 2] * scales[i]) for i in range(dim)]
+    kind = {"nearest": "nearest", "nearest-exact": "_nearest_exact", "linear": "linear",
+            "bilinear": "bilinear", "bicubic": "bicubic", "trilinear": "trilinear"}[mode]
+    ok = input.dtype._kind == 2 or (input.dtype is D.uint8 and "nearest" in mode)
+    if not ok:
+        raise NotImplementedError(f"\"upsample_{kind}{dim}d\" not implemented for "
+                                  f"'{type_name(input.dtype)}'")
+    _check_sizes(input, output_size)
+    return _resample(input, mode, output_size, scales, align_corners)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated alias of interpolate."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ------------------------------------------------------------------ grid_sample
+
+def _unnormalize(c, size, align_corners):
+    if align_corners:
+        return (c + 1) / 2 * (size - 1)
+    return ((c + 1) * size - 1) / 2
+
+
+def _clip(c, size):
+    """clip_coordinates, with PyTorch's gradient: 1 strictly inside (0, size-1), else 0."""
+    clamped = c.detach().clamp(0, size - 1)
+    return where((c > 0) & (c < size - 1), c, clamped)
+
+
+def _reflect(c, twice_low, twice_high):
+    """reflect_coordinates: fold c into [twice_low/2, twice_high/2] (mirror at the ends)."""
+    if twice_low == twice_high:
+        return c * 0
+    lo = twice_low / 2
+    span = (twice_high - twice_low) / 2
+    d = (c - lo).abs()
+    flips = (d.detach() / span).floor()
+    extra = d - flips * span
+    return where(flips.remainder(2) == 0, extra + lo, span - extra + lo)
+
+
+def _pad_coord(c, size, padding_mode, align_corners):
+    if padding_mode == 1:
+        return _clip(c, size)
+    if padding_mode == 2:
+        c = _reflect(c, 0, 2 * (size - 1)) if align_corners else \
+            _reflect(c, -1, 2 * size - 1)
+        return _clip(c, size)
+    return c
+
+
+def _taps(c, size, mode, padding_mode, align_corners):
+    """[(integer index tensor, weight tensor or None)] along one dim."""
+    if mode == 1:                                          # nearest: round half to even
+        return [(c.detach().round(), None)]
+    c0 = c.detach().floor()
+    t = c - c0
+    if mode == 0:
+        return [(c0, 1 - t), (c0 + 1, t)]
+    ws = [_cubic2(t + 1), _cubic1(t), _cubic1(1 - t), _cubic2(2 - t)]
+    return [(_pad_coord(c0 + (j - 1), size, padding_mode, align_corners), w)
+            for j, w in enumerate(ws)]
+
+
+def _grid_sample_decomp(input, grid, mode, padding_mode, align_corners):
+    n = input.dim() - 2
+    N, C = input.shape[:2]
+    sizes = list(input.shape[2:])
+    out_sp = list(grid.shape[1:-1])
+    M = math.prod(out_sp)
+    flat = input.reshape(N, C, -1)
+    per_dim = []
+    for k in range(n):
+        c = _unnormalize(grid[..., n - 1 - k], sizes[k], align_corners)
+        if mode != 2:
+            c = _pad_coord(c, sizes[k], padding_mode, align_corners)
+        per_dim.append(_taps(c, sizes[k], mode, padding_mode, align_corners))
+    out = None
+    for combo in np.ndindex(*[len(t) for t in per_dim]):
+        lin, valid, weight = 0, None, None
+        for k, j in enumerate(combo):
+            idx, w = per_dim[k][j]
+            inside = (idx >= 0) & (idx <= sizes[k] - 1)
+            valid = inside if valid is None else valid & inside
+            lin = lin + idx.clamp(0, sizes[k] - 1).long() * math.prod(sizes[k + 1:])
+            if w is not None:
+                weight = w if weight is None else weight * w
+        g = flat.gather(2, lin.reshape(N, 1, M).expand(N, C, M))
+        wv = valid.to(input.dtype) if weight is None else where(valid, weight, weight * 0)
+        term = g * wv.reshape(N, 1, M)
+        out = term if out is None else out + term
+    return out.reshape([N, C] + out_sp)
+
+
+def _grid_sampler_kernel(input, grid, mode, padding_mode, align_corners):
+    with no_grad():
+        return _grid_sample_decomp(wrap(input), wrap(grid), mode, padding_mode,
+                                   align_corners)._data
+
+
+def _grid_sampler_meta(input, grid, mode, padding_mode, align_corners):
+    if input.dim() not in (4, 5) or grid.dim() != input.dim():
+        raise RuntimeError("grid_sampler(): expected 4D or 5D input and grid with same number "
+                           f"of dimensions, but got input with sizes {list(input.shape)} and "
+                           f"grid with sizes {list(grid.shape)}")
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError("grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got input with sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+    n = input.dim() - 2
+    if grid.shape[-1] != n:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {n} in last dimension, "
+                           f"but got grid with sizes {list(grid.shape)}")
+    if mode == 2 and n != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    for d in range(2, input.dim()):
+        if input.shape[d] == 0:
+            raise RuntimeError("grid_sampler(): expected input to have non-empty spatial "
+                               f"dimensions, but input has sizes {list(input.shape)} with "
+                               f"dimension {d} being empty")
+    if input.dtype._kind != 2:
+        raise NotImplementedError(f"\"grid_sampler_{n}d_cpu_kernel_impl\" not implemented for "
+                                  f"'{type_name(input.dtype)}'")
+    if grid.dtype is not input.dtype:
+        raise RuntimeError(f"expected scalar type {type_name(input.dtype)} but found "
+                           f"{type_name(grid.dtype)}")
+    return (input.shape[0], input.shape[1]) + tuple(grid.shape[1:-1]), input.dtype
+
+
+def _grid_sampler_vjp(ctx, grad):
+    """Pull grad back through the composite (built on the saved inputs, grad enabled)."""
+    from ...autograd import grad as _grad
+    input, grid, mode, padding_mode, align_corners = ctx.args
+    wanted = [t for t, need in zip((input, grid), ctx.needs_input_grad[:2]) if need]
+    with enable_grad():
+        out = _grid_sample_decomp(input, grid, mode, padding_mode, align_corners)
+        res = list(_grad(out, wanted, grad, create_graph=True, allow_unused=True))
+    gi = res.pop(0) if ctx.needs_input_grad[0] else None
+    gg = res.pop(0) if ctx.needs_input_grad[1] else None
+    if gg is None and ctx.needs_input_grad[1]:
+        gg = zeros(grid.shape, dtype=grid.dtype)
+    return gi, gg, None, None, None
+
+
+GRID_SAMPLER = register("grid_sampler", _grid_sampler_kernel, meta=_grid_sampler_meta,
+                        vjp=_grid_sampler_vjp, decomp=_grid_sample_decomp, check=True,
+                        tags=("gather",), amp_policy="fp32")
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Sample input at grid's normalised (x, y[, z]) locations in [-1, 1]."""
+    modes = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+    pads = {"zeros": 0, "border": 1, "reflection": 2}
+    if mode not in modes:
+        raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in pads:
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    return dispatch(GRID_SAMPLER, (input, grid, modes[mode], pads[padding_mode],
+                                   bool(align_corners)))
+
+
+_ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to "
+                  "align_corners=False since 1.3.0. Please specify align_corners=True if the "
+                  "old behavior is desired. See the documentation of grid_sample for details.")
+
+
+# ------------------------------------------------------------------ affine_grid
+
+def _base_coords(steps, align_corners, dtype):
+    if steps <= 1:
+        return zeros(1, dtype=dtype)
+    r = linspace(-1, 1, steps, dtype=dtype)
+    return r if align_corners else r * ((steps - 1) / steps)
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The (N, *S, n) sampling grid of the affine maps theta (N, n, n+1), for grid_sample."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = list(size)
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError("Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                             f"{size}. Got {theta.shape}.")
+        spatial = size[-2:]
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError("Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                             f"{size}. Got {theta.shape}.")
+        spatial = size[-3:]
+    else:
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {size}.")
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
+                      "grids when align_corners=True. This is not an intended use case of "
+                      "affine_grid. See the documentation of affine_grid for details.",
+                      stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    n = len(spatial)
+    N = size[0]
+    axes = [_base_coords(s, align_corners, theta.dtype) for s in spatial]   # (D,) H, W
+    cols = []
+    for j in range(n):          # column j holds the coordinate along spatial dim n-1-j
+        k = n - 1 - j
+        shape = [1] * n
+        shape[k] = spatial[k]
+        cols.append(axes[k].reshape(shape).expand(spatial))
+    cols.append(ones(spatial, dtype=theta.dtype))
+    base = stack(cols, -1).reshape(1, -1, n + 1)                       # (1, P, n+1)
+    grid = base.expand(N, math.prod(spatial), n + 1).bmm(theta.transpose(1, 2))
+    return grid.reshape([N] + spatial + [n])

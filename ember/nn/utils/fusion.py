@@ -1,0 +1,60 @@
+"""Fold an eval-mode BatchNorm into the preceding conv or linear layer
+(torch.nn.utils.fusion): w' = w * gamma / sqrt(var + eps), b' = (b - mean) * that + beta."""
+import copy
+
+from ..parameter import Parameter
+
+__all__ = ["fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
+           "fuse_linear_bn_weights"]
+
+
+def fuse_conv_bn_eval(conv, bn, transpose=False):
+    """A copy of `conv` whose weights include `bn`'s normalisation (both in eval mode)."""
+    assert not (conv.training or bn.training), "Fusion only for eval!"
+    fused = copy.deepcopy(conv)
+    assert bn.running_mean is not None and bn.running_var is not None
+    fused.weight, fused.bias = fuse_conv_bn_weights(
+        fused.weight, fused.bias, bn.running_mean, bn.running_var, bn.eps, bn.weight, bn.bias,
+        transpose)
+    return fused
+
+
+def fuse_conv_bn_weights(conv_w, conv_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b, transpose=False):
+    from ...ops.creation import zeros_like, ones_like
+    w_dtype = conv_w.dtype
+    b_dtype = conv_b.dtype if conv_b is not None else w_dtype
+    if conv_b is None:
+        conv_b = zeros_like(bn_rm)
+    if bn_w is None:
+        bn_w = ones_like(bn_rm)
+    if bn_b is None:
+        bn_b = zeros_like(bn_rm)
+    rsqrt = (bn_rv + bn_eps).rsqrt()
+    shape = ([1, -1] if transpose else [-1, 1]) + [1] * (conv_w.dim() - 2)
+    w = (conv_w * (bn_w * rsqrt).reshape(shape)).to(w_dtype)
+    b = ((conv_b - bn_rm) * rsqrt * bn_w + bn_b).to(b_dtype)
+    return Parameter(w, conv_w.requires_grad), Parameter(b, conv_b.requires_grad)
+
+
+def fuse_linear_bn_eval(linear, bn):
+    """A copy of `linear` whose weights include `bn`'s normalisation (both in eval mode)."""
+    assert not (linear.training or bn.training), "Fusion only for eval!"
+    fused = copy.deepcopy(linear)
+    assert linear.out_features == bn.num_features or bn.num_features == 1, \
+        "To fuse, linear.out_features == bn.num_features or bn.num_features == 1"
+    assert bn.running_mean is not None and bn.running_var is not None
+    fused.weight, fused.bias = fuse_linear_bn_weights(
+        fused.weight, fused.bias, bn.running_mean, bn.running_var, bn.eps, bn.weight, bn.bias)
+    return fused
+
+
+def fuse_linear_bn_weights(linear_w, linear_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b):
+    from ...ops.creation import zeros_like
+    w_dtype = linear_w.dtype
+    b_dtype = linear_b.dtype if linear_b is not None else w_dtype
+    if linear_b is None:
+        linear_b = zeros_like(bn_rm)
+    scale = bn_w * (bn_rv + bn_eps).rsqrt()
+    w = linear_w * scale.unsqueeze(-1).to(w_dtype)
+    b = ((linear_b - bn_rm) * scale + bn_b).to(b_dtype)
+    return Parameter(w, linear_w.requires_grad), Parameter(b, linear_b.requires_grad)

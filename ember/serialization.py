@@ -1,0 +1,696 @@
+"""ember.save / ember.load: PyTorch's zip checkpoint format, without importing torch.
+
+Note: a checkpoint is a zip archive (stored, not compressed) with the records
+    <archive>/data.pkl              the object, pickled with protocol 2
+    <archive>/.format_version, .storage_alignment, byteorder, version
+    <archive>/data/<key>            each storage's raw little-endian bytes, 64-byte aligned
+    <archive>/.data/serialization_id
+Tensors pickle as torch._utils._rebuild_tensor_v2(storage, offset, size, stride,
+requires_grad, OrderedDict()) whose storage is the persistent id
+('storage', torch.<Type>Storage, key, 'cpu', numel). ember writes the GLOBAL opcodes
+for these torch names itself (a pure-Python pickler), and reads them back through an
+unpickler that maps them to ember. A storage is the NumPy array that owns a tensor's
+memory (the root of its `.base` chain), so views saved together keep sharing memory.
+"""
+import codecs
+import collections
+import contextlib
+import io
+import os
+import pickle
+import struct
+import sys
+import tempfile
+import zlib
+
+import numpy as np
+
+from . import _dtype as D
+from ._device import device as _device
+from ._memory import alias_storage, new_storage
+from ._tensor import Size, Tensor, _alias
+
+__all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
+           "safe_globals"]
+
+_ALIGN = 64
+_ZIP64_LIMIT = 0xFFFFFFFF          # sizes/offsets at or above this need zip64 fields
+
+# ember dtype name <-> legacy typed storage class name in torch
+_STORAGE_NAMES = {
+    "float32": "FloatStorage", "float64": "DoubleStorage", "float16": "HalfStorage",
+    "bfloat16": "BFloat16Storage", "int64": "LongStorage", "int32": "IntStorage",
+    "int16": "ShortStorage", "int8": "CharStorage", "uint8": "ByteStorage",
+    "bool": "BoolStorage", "complex64": "ComplexFloatStorage",
+    "complex128": "ComplexDoubleStorage",
+}
+_DTYPE_OF_STORAGE = {v: k for k, v in _STORAGE_NAMES.items()}
+_DTYPE_OF_STORAGE["UntypedStorage"] = "uint8"
+# torch dtypes that ember does not have: named in the error when a file uses one
+_UNSUPPORTED_DTYPES = {"uint16", "uint32", "uint64", "complex32", "float8_e4m3fn",
+                       "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu",
+                       "float4_e2m1fn_x2", "qint8", "quint8", "qint32", "quint4x2",
+                       "quint2x4", "bits8", "bits16", "bits1x8", "bits2x4", "bits4x2"}
+
+
+# ======================================================================= saving
+
+class _TorchGlobal:
+    """A torch name (module, qualname) that the pickler writes as a GLOBAL opcode."""
+    __slots__ = ("module", "name")
+
+    def __init__(self, module, name):
+        self.module, self.name = module, name
+
+    def __call__(self, *args):      # pickle's save_reduce requires a callable
+        raise TypeError(f"{self.module}.{self.name} is a name for the pickle stream only")
+
+
+class _StorageRef:
+    """One storage to write: its raw bytes (a 1-D uint8 view) and its typed numel."""
+    __slots__ = ("key", "dtype", "raw", "numel")
+
+    def __init__(self, key, dtype, raw):
+        self.key, self.dtype, self.raw = key, dtype, raw
+        self.numel = raw.size // dtype.itemsize
+
+
+def _owner(a):
+    """The last ndarray of a's `.base` chain: the array whose memory a lies in."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _raw_bytes(root):
+    """root's memory as a 1-D uint8 array without copying, or None if not contiguous."""
+    if not (root.flags.c_contiguous or root.flags.f_contiguous) or root.dtype.byteorder == ">":
+        return None
+    return root.ravel(order="K").view(np.uint8)
+
+
+class _Pickler(pickle._Pickler):
+    """protocol 2 pickler that writes ember tensors, dtypes, Size and device under
+    torch's names, and storages as torch's persistent ids."""
+
+    dispatch = dict(pickle._Pickler.dispatch)
+
+    def __init__(self, file):
+        super().__init__(file, protocol=2)
+        self.storages = {}          # key -> _StorageRef, in key order
+        self._roots = {}            # id(root array) -> (_StorageRef, root) (root kept alive)
+        self._globals = {}
+
+    def _g(self, module, name):
+        g = self._globals.get((module, name))
+        if g is None:
+            g = self._globals[(module, name)] = _TorchGlobal(module, name)
+        return g
+
+    def _save_torch_global(self, obj):
+        self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode("utf-8"))
+        self.memoize(obj)
+
+    dispatch[_TorchGlobal] = _save_torch_global
+
+    def _save_dtype(self, obj):
+        self.save(self._g("torch", obj.name))
+
+    dispatch[D.dtype] = _save_dtype
+
+    def persistent_id(self, obj):
+        if type(obj) is _StorageRef:
+            return ("storage", self._g("torch", _STORAGE_NAMES[obj.dtype.name]), obj.key,
+                    "cpu", obj.numel)
+        return None
+
+    def reducer_override(self, obj):
+        if isinstance(obj, Tensor):
+            return self._reduce_tensor(obj)
+        if type(obj) is Size:
+            return self._g("torch", "Size"), (tuple(obj),)
+        if type(obj) is _device:
+            return self._g("torch", "device"), (str(obj),)
+        return NotImplemented
+
+    def _reduce_tensor(self, t):
+        from .nn.parameter import Parameter
+        if t._backend != "cpu":
+            raise RuntimeError(f"ember.save: cannot save a tensor without data on device "
+                               f"'{t.device}' ({'fake' if t._fake else 'meta'} tensor)")
+        if isinstance(t, Parameter):
+            return (self._g("torch._utils", "_rebuild_parameter"),
+                    (_alias(t, t._data), t.requires_grad, collections.OrderedDict()))
+        ref, offset, stride = self._storage_of(t)
+        return (self._g("torch._utils", "_rebuild_tensor_v2"),
+                (ref, offset, tuple(t.shape), stride, t.requires_grad,
+                 collections.OrderedDict()))
+
+    def _storage_of(self, t):
+        """(storage, element offset, element strides) of t, sharing the storage of
+        every tensor whose memory lies in the same owning array."""
+        a, isz = t._data, t._dtype.itemsize
+        root = _owner(a)
+        hit = self._roots.get(id(root))
+        if hit is None and a.size:
+            raw = _raw_bytes(root)
+            if raw is not None and raw.size % isz == 0:
+                hit = self._roots[id(root)] = (self._new_storage(t._dtype, raw), root)
+        if hit is not None and a.size:
+            ref = hit[0]
+            if ref.dtype is not t._dtype:
+                raise RuntimeError("Cannot save multiple tensors or storages that view the "
+                                   "same data as different types")
+            lo = a.__array_interface__["data"][0] - ref.raw.__array_interface__["data"][0]
+            if lo % isz == 0 and all(s >= 0 and s % isz == 0 for s in a.strides):
+                return ref, lo // isz, tuple(s // isz for s in a.strides)
+        # memory ember cannot address as a storage: save a compact copy of its own
+        dense = np.ascontiguousarray(a).astype(a.dtype.newbyteorder("="), copy=False)
+        return self._new_storage(t._dtype, dense.reshape(-1).view(np.uint8)), 0, t.stride()
+
+    def _new_storage(self, dtype, raw):
+        ref = _StorageRef(str(len(self.storages)), dtype, raw)
+        self.storages[ref.key] = ref
+        return ref
+
+
+def _write_zip(f, records):
+    """Writes (name, bytes-like) records as an uncompressed zip, each record's data
+    64-byte aligned through a padding extra field ('FB', as PyTorch's writer does)."""
+    pos, central = 0, []
+    for name, data in records:
+        name_b = name.encode("utf-8")
+        mv = memoryview(data).cast("B")
+        size, crc = mv.nbytes, zlib.crc32(mv)
+        z64 = size >= _ZIP64_LIMIT
+        extra = struct.pack("<HHQQ", 1, 16, size, size) if z64 else b""
+        pad = -(pos + 30 + len(name_b) + len(extra) + 4) % _ALIGN
+        extra += struct.pack("<HH", 0x4246, pad) + b"Z" * pad
+        small = 0xFFFFFFFF if z64 else size
+        f.write(struct.pack("<IHHHHHIIIHH", 0x04034B50, 45 if z64 else 20, 0, 0, 0, 0, crc,
+                            small, small, len(name_b), len(extra)))
+        f.write(name_b)
+        f.write(extra)
+        f.write(mv)
+        central.append((name_b, crc, size, pos))
+        pos += 30 + len(name_b) + len(extra) + size
+    cd_start = pos
+    for name_b, crc, size, off in central:
+        fields = ([size, size] if size >= _ZIP64_LIMIT else []) + \
+                 ([off] if off >= _ZIP64_LIMIT else [])
+        extra = struct.pack(f"<HH{len(fields)}Q", 1, 8 * len(fields), *fields) if fields else b""
+        ver = 45 if fields else 20
+        f.write(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, ver, ver, 0, 0, 0, 0, crc,
+                            min(size, 0xFFFFFFFF), min(size, 0xFFFFFFFF), len(name_b),
+                            len(extra), 0, 0, 0, 0, min(off, 0xFFFFFFFF)))
+        f.write(name_b)
+        f.write(extra)
+        pos += 46 + len(name_b) + len(extra)
+    n, cd_size = len(central), pos - cd_start
+    if n >= 0xFFFF or cd_start >= _ZIP64_LIMIT or cd_size >= _ZIP64_LIMIT or \
+            any(s >= _ZIP64_LIMIT or o >= _ZIP64_LIMIT for _, _, s, o in central):
+        f.write(struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, n, n, cd_size,
+                            cd_start))
+        f.write(struct.pack("<IIQI", 0x07064B50, 0, pos, 1))
+    f.write(struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, min(n, 0xFFFF), min(n, 0xFFFF),
+                        min(cd_size, 0xFFFFFFFF), min(cd_start, 0xFFFFFFFF), 0))
+
+
+def _records(obj, archive="archive"):
+    """The checkpoint's (name, data) records in PyTorch's order."""
+    buf = io.BytesIO()
+    pickler = _Pickler(buf)
+    pickler.dump(obj)
+    serialization_id = str(int.from_bytes(os.urandom(16), "little")).rjust(40, "0")[:40]
+    recs = [("data.pkl", buf.getvalue()), (".format_version", b"1"),
+            (".storage_alignment", str(_ALIGN).encode()), ("byteorder", b"little")]
+    recs += [(f"data/{k}", s.raw) for k, s in pickler.storages.items()]
+    recs += [("version", b"3\n"), (".data/serialization_id", serialization_id.encode())]
+    if sys.byteorder != "little":
+        raise NotImplementedError("ember.save on a big-endian machine")
+    return [(f"{archive}/{name}", data) for name, data in recs]
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False):
+    """torch.save: writes `obj` in PyTorch's zip format. A path is written atomically
+    (a temporary file in the same directory, then os.replace), so a failure leaves any
+    old file intact."""
+    if pickle_module is not None and pickle_module is not pickle:
+        raise NotImplementedError("ember.save: pickle_module other than pickle")
+    if pickle_protocol != 2:
+        raise NotImplementedError("ember.save: pickle_protocol other than 2 (PyTorch's "
+                                  "checkpoint protocol)")
+    if not _use_new_zipfile_serialization:
+        raise NotImplementedError("ember.save: the legacy (non-zip) format")
+    records = _records(obj)       # pickle first: a pickling error never touches the file
+    if not isinstance(f, (str, os.PathLike)):
+        _write_zip(f, records)
+        return
+    path = os.fspath(f)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise RuntimeError(f"Parent directory {folder} does not exist.")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            _write_zip(out, records)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, _file_mode(path))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _file_mode(path):
+    """The permissions a plain open(path, 'wb') would give (mkstemp's are 0600)."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
+# ====================================================================== loading
+
+class _StorageType:
+    """torch.<Type>Storage / torch.UntypedStorage as it appears in a pickle."""
+
+    def __init__(self, name):
+        self.name = name
+        self.dtype = getattr(D, _DTYPE_OF_STORAGE[name])
+
+    def __call__(self, *args, **kwargs):
+        raise NotImplementedError(f"ember.load: constructing torch.{self.name} directly")
+
+    def __repr__(self):
+        return f"torch.{self.name}"
+
+
+class _LoadedStorage:
+    """A storage read from the archive: a 1-D array of its dtype, plus the ember
+    _Storage that its first tensor owns (later tensors alias it)."""
+
+    def __init__(self, array, location):
+        self.array, self.location = array, location
+        self.dtype = D.from_numpy_dtype(array.dtype)
+        self._owner = None
+
+    def _new_storage(self):
+        if self._owner is None:
+            self._owner = new_storage(self.array.nbytes)
+            return self._owner
+        return alias_storage(self._owner)
+
+    def nbytes(self):
+        return self.array.nbytes
+
+    def size(self):
+        return self.array.size
+
+    def cpu(self):
+        return self
+
+    def __len__(self):
+        return self.array.size
+
+
+def _rebuild_tensor(storage, storage_offset, size, stride, dtype=None):
+    arr = storage.array
+    dt = storage.dtype if dtype is None else dtype
+    if dt is not storage.dtype:
+        if arr.nbytes % dt.itemsize:
+            raise RuntimeError(f"ember.load: storage of {arr.nbytes} bytes does not hold "
+                               f"whole {dt} elements")
+        arr = arr.view(dt.np)
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride) or any(s < 0 for s in size + stride) or storage_offset < 0:
+        raise RuntimeError(f"ember.load: invalid tensor geometry size={size} "
+                           f"stride={stride} offset={storage_offset}")
+    isz = dt.itemsize
+    if 0 in size:
+        data = np.empty(size, dt.np)
+    else:
+        need = storage_offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
+        if need > arr.size:
+            raise RuntimeError(f"ember.load: tensor of size {list(size)}, stride "
+                               f"{list(stride)} and offset {storage_offset} reads past its "
+                               f"storage of {arr.size} elements")
+        data = np.ndarray(size, dt.np, buffer=arr, offset=storage_offset * isz,
+                          strides=tuple(s * isz for s in stride))
+    t = object.__new__(Tensor)
+    t._data, t._dtype = data, dt
+    t._storage = storage._new_storage() if data.size else new_storage(0)
+    return t
+
+
+def _rebuild_tensor_v1(storage, storage_offset, size, stride):
+    return _rebuild_tensor(storage, storage_offset, size, stride)
+
+
+def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks,
+                       metadata=None):
+    t = _rebuild_tensor(storage, storage_offset, size, stride)
+    t.requires_grad = requires_grad
+    return t
+
+
+def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks,
+                       dtype, metadata=None):
+    t = _rebuild_tensor(storage, storage_offset, size, stride, dtype)
+    t.requires_grad = requires_grad
+    return t
+
+
+def _rebuild_parameter(data, requires_grad, backward_hooks=None):
+    from .nn.parameter import Parameter
+    return Parameter(data, requires_grad)
+
+
+def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
+    return _set_obj_state(_rebuild_parameter(data, requires_grad), state)
+
+
+def _set_obj_state(obj, state):
+    if isinstance(state, tuple):
+        state, slots = state
+        for k, v in (slots or {}).items():
+            setattr(obj, k, v)
+    for k, v in (state or {}).items():
+        setattr(obj, k, v)
+    return obj
+
+
+def _rebuild_from_type_v2(func, new_type, args, state):
+    t = func(*args)
+    if type(t) is not new_type and isinstance(new_type, type) and issubclass(new_type, Tensor):
+        t = t.as_subclass(new_type)
+    return _set_obj_state(t, state)
+
+
+def _rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
+    from .ops.creation import empty
+    return empty(tuple(size), dtype=dtype, device="meta", requires_grad=requires_grad)
+
+
+def _unsupported(name):
+    def fn(*args, **kwargs):
+        raise NotImplementedError(f"ember.load: torch._utils.{name} (sparse, quantized, "
+                                  "nested or device tensors) is not supported")
+    return fn
+
+
+def _get_layout(name):
+    if name != "torch.strided":
+        raise NotImplementedError(f"ember.load: layout {name}")
+    from . import strided
+    return strided
+
+
+def _dtype_global(name):
+    if name in _UNSUPPORTED_DTYPES:
+        raise pickle.UnpicklingError(f"ember.load: the file uses dtype torch.{name}, which "
+                                     "ember does not have")
+    return getattr(D, name)
+
+
+def _torch_globals():
+    """PyTorch's weights_only allowlist (torch/_weights_only_unpickler.py), mapped to ember."""
+    from . import nn
+    g = {
+        "collections.OrderedDict": collections.OrderedDict,
+        "collections.Counter": collections.Counter,
+        "torch.nn.parameter.Parameter": nn.Parameter,
+        "torch.serialization._get_layout": _get_layout,
+        "torch.Size": Size,
+        "torch.Tensor": Tensor,
+        "torch.device": _device,
+        "_codecs.encode": codecs.encode,
+        "builtins.bytearray": bytearray,
+        "builtins.set": set,
+        "builtins.complex": complex,
+        "torch._utils._rebuild_tensor": _rebuild_tensor_v1,
+        "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
+        "torch._utils._rebuild_tensor_v3": _rebuild_tensor_v3,
+        "torch._utils._rebuild_parameter": _rebuild_parameter,
+        "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
+        "torch._utils._rebuild_meta_tensor_no_storage": _rebuild_meta_tensor_no_storage,
+        "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
+    }
+    for name in ("_rebuild_qtensor", "_rebuild_sparse_tensor", "_rebuild_nested_tensor",
+                 "_rebuild_wrapper_subclass", "_rebuild_device_tensor_from_numpy",
+                 "_rebuild_device_tensor_from_cpu_tensor"):
+        g[f"torch._utils.{name}"] = _unsupported(name)
+    for name in _STORAGE_NAMES.values():
+        g[f"torch.{name}"] = _StorageType(name)
+    g["torch.UntypedStorage"] = _StorageType("UntypedStorage")
+    g["torch.storage.UntypedStorage"] = g["torch.UntypedStorage"]
+    return g
+
+
+_GLOBALS = None
+_USER_GLOBALS = {}
+
+
+def _allowed():
+    global _GLOBALS
+    if _GLOBALS is None:
+        _GLOBALS = _torch_globals()
+    return _GLOBALS
+
+
+def add_safe_globals(safe_globals):
+    """torch.serialization.add_safe_globals: also allow these for weights_only loads
+    (an object, or an (object, "module.name") pair)."""
+    for g in safe_globals:
+        obj, name = g if isinstance(g, tuple) else (g, f"{g.__module__}.{g.__qualname__}")
+        _USER_GLOBALS[name] = obj
+
+
+def get_safe_globals():
+    return list(_USER_GLOBALS.values())
+
+
+def clear_safe_globals():
+    _USER_GLOBALS.clear()
+
+
+@contextlib.contextmanager
+def safe_globals(globals_list):
+    saved = dict(_USER_GLOBALS)
+    add_safe_globals(globals_list)
+    try:
+        yield
+    finally:
+        _USER_GLOBALS.clear()
+        _USER_GLOBALS.update(saved)
+
+
+def _unsafe_message(full):
+    if full.startswith("builtins."):
+        full = full[len("builtins."):]
+    return (f"Unsupported global: GLOBAL {full} was not an allowed global by default. "
+            f"Please use `torch.serialization.add_safe_globals([{full}])` or the "
+            f"`torch.serialization.safe_globals([{full}])` context manager to allowlist this "
+            "global if you trust this class/function.")
+
+
+_UNSAFE = ("In PyTorch 2.6, we changed the default value of the `weights_only` argument in "
+           "`torch.load` from `False` to `True`. Re-running `torch.load` with `weights_only` "
+           "set to `False` will likely succeed, but it can result in arbitrary code "
+           "execution. Do it only if you got the file from a trusted source.")
+
+
+def _weights_only_error(message):
+    return pickle.UnpicklingError(
+        "Weights only load failed. This file can still be loaded, to do so you have two "
+        "options, \033[1mdo those steps only if you trust the source of the checkpoint\033[0m. "
+        f"\n\t(1) {_UNSAFE}\n\t(2) Alternatively, to load with `weights_only=True` please check "
+        "the recommended steps in the following error message.\n\tWeightsUnpickler error: "
+        + message)
+
+
+class _Unpickler(pickle.Unpickler):
+    """Resolves torch names to ember and storages to archive records; with
+    weights_only, every other global is refused before anything is called."""
+
+    def __init__(self, file, load_storage, weights_only):
+        super().__init__(file, encoding="utf-8")
+        self._load_storage, self._weights_only = load_storage, weights_only
+        self._storages = {}
+
+    def find_class(self, module, name):
+        full = f"{module}.{name}"
+        allowed = _allowed()
+        if full in allowed:
+            return allowed[full]
+        if module == "torch" and (name in _UNSUPPORTED_DTYPES or
+                                  isinstance(getattr(D, name, None), D.dtype)):
+            return _dtype_global(name)
+        if full in _USER_GLOBALS:
+            return _USER_GLOBALS[full]
+        if self._weights_only:
+            raise _weights_only_error(_unsafe_message(full))
+        if module == "torch" or module.startswith("torch."):
+            return _ember_name(module, name)
+        return super().find_class(module, name)
+
+    def persistent_load(self, pid):
+        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
+            raise pickle.UnpicklingError(f"ember.load: unknown persistent id {pid!r}")
+        _, stype, key, location, numel = pid
+        if not isinstance(stype, _StorageType):
+            raise pickle.UnpicklingError(f"ember.load: unknown storage type {stype!r}")
+        s = self._storages.get(key)
+        if s is None:
+            s = self._storages[key] = self._load_storage(str(key), stype.dtype, int(numel),
+                                                         str(location))
+        return s
+
+
+def _ember_name(module, name):
+    """torch.a.b.Name -> ember.a.b.Name (weights_only=False loads of arbitrary objects)."""
+    import importlib
+    target = "ember" + module[len("torch"):]
+    obj = None
+    with contextlib.suppress(ImportError):
+        obj = importlib.import_module(target)
+        for part in name.split("."):
+            obj = getattr(obj, part, None)
+    if obj is None and module.startswith("torch.nn.modules"):
+        from . import nn
+        obj = getattr(nn, name, None)
+    if obj is None:
+        raise AttributeError(f"ember.load: the file needs {module}.{name}, which ember "
+                             "does not provide")
+    return obj
+
+
+def _restore_location(map_location, storage, location):
+    """Applies map_location to a storage saved on `location` (ember keeps data on the cpu)."""
+    if callable(map_location) and not isinstance(map_location, (str, _device)):
+        out = map_location(storage, location)
+        if out is None:
+            return _restore_location(None, storage, location)
+        if not isinstance(out, _LoadedStorage):
+            raise TypeError("ember.load: a map_location function must return the storage "
+                            f"it was given (or None), got {type(out).__name__}")
+        return out
+    if isinstance(map_location, dict):
+        return _restore_location(map_location.get(location, location), storage, location)
+    target = location if map_location is None else str(map_location)
+    kind = target.split(":")[0]
+    if kind != "cpu":
+        if map_location is None:
+            raise RuntimeError(
+                f"Attempting to deserialize object on a {kind.upper()} device but ember has "
+                "only the cpu. If you are running on a CPU-only machine, please use "
+                "ember.load with map_location=torch.device('cpu') to map your storages to "
+                "the CPU.")
+        from ._device import check_supported
+        check_supported(target)
+    return storage
+
+
+def _open_zip(f):
+    import zipfile
+    head = f.read(4)
+    f.seek(-4, 1)
+    if head != b"PK\x03\x04":
+        if head[:2] == b"\x80\x02":
+            raise RuntimeError(
+                "ember.load: this file is in PyTorch's legacy (pre-1.6, non-zip) "
+                "serialization format, which ember does not read. Re-save it with "
+                "torch.save(obj, f) from PyTorch >= 1.6.")
+        raise pickle.UnpicklingError("ember.load: not a PyTorch checkpoint (zip) file")
+    return zipfile.ZipFile(f)
+
+
+def _archive_prefix(zf):
+    names = zf.namelist()
+    prefix = names[0].split("/")[0] + "/" if names and "/" in names[0] else ""
+    if prefix + "data.pkl" not in names:
+        if prefix + "constants.pkl" in names:
+            raise RuntimeError("ember.load: this is a TorchScript archive "
+                               "(torch.jit.save); ember.load reads torch.save checkpoints")
+        raise RuntimeError("PytorchStreamReader failed locating file data.pkl: file not found")
+    return prefix
+
+
+def _record_offset(f, info):
+    """Where a stored record's bytes start in the file (after its local header)."""
+    f.seek(info.header_offset)
+    hdr = f.read(30)
+    if hdr[:4] != b"PK\x03\x04":
+        raise RuntimeError(f"ember.load: bad zip local header for {info.filename}")
+    nlen, elen = struct.unpack("<HH", hdr[26:30])
+    return info.header_offset + 30 + nlen + elen
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=False,
+         **pickle_load_args):
+    """torch.load for PyTorch's zip format. weights_only=True (the default) unpickles
+    only tensors, storages, containers, primitive types and torch dtypes (PyTorch's
+    allowlist) and raises pickle.UnpicklingError, running nothing, for anything else."""
+    if pickle_module is not None and pickle_module is not pickle:
+        raise NotImplementedError("ember.load: pickle_module other than pickle")
+    if weights_only is None:
+        weights_only = True
+    path = None
+    if isinstance(f, (str, os.PathLike)):
+        path = os.fspath(f)
+    elif mmap:
+        path = getattr(f, "name", None)
+        if not isinstance(path, str) or not os.path.isfile(path):
+            raise ValueError("f must be a file path in order to use the mmap argument")
+    with contextlib.ExitStack() as stack:
+        fobj = stack.enter_context(open(path, "rb")) if isinstance(f, (str, os.PathLike)) \
+            else f
+        if not (hasattr(fobj, "seek") and fobj.seekable()):
+            fobj = io.BytesIO(fobj.read())
+        zf = stack.enter_context(_open_zip(fobj))
+        prefix = _archive_prefix(zf)
+        swap = zf.read(prefix + "byteorder") == b"big" \
+            if prefix + "byteorder" in zf.namelist() else False
+
+        def load_storage(key, dtype, numel, location):
+            name = f"{prefix}data/{key}"
+            info = zf.getinfo(name)
+            nbytes = numel * dtype.itemsize
+            if info.file_size < nbytes:
+                raise RuntimeError(f"ember.load: record {name} holds {info.file_size} bytes, "
+                                   f"{nbytes} expected")
+            if mmap and not swap and info.compress_type == 0 and nbytes:
+                off = _record_offset(fobj, info)
+                raw = np.memmap(path, np.uint8, mode="c", offset=off, shape=(nbytes,))
+                arr = raw.view(np.ndarray).view(dtype.np)
+            else:
+                arr = np.empty(numel, dtype.np)
+                with zf.open(info) as r:
+                    view = memoryview(arr.view(np.uint8))
+                    got = 0
+                    while got < nbytes:
+                        n = r.readinto(view[got:])
+                        if not n:
+                            raise RuntimeError(f"ember.load: record {name} is truncated")
+                        got += n
+                if swap and dtype.itemsize > 1:
+                    arr = arr.byteswap()
+            return _restore_location(map_location, _LoadedStorage(arr, location), location)
+
+        data = zf.read(prefix + "data.pkl")
+        try:
+            return _Unpickler(io.BytesIO(data), load_storage, weights_only).load()
+        except pickle.UnpicklingError:
+            raise
+        except Exception as e:
+            if weights_only:
+                raise pickle.UnpicklingError(
+                    f"Weights only load failed. {_UNSAFE}\nPlease file an issue with the "
+                    "following so that we can make `weights_only=True` compatible with your "
+                    f"use case: WeightsUnpickler error: \n\n{type(e).__name__}: {e}") from e
+            raise
