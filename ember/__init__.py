@@ -78,6 +78,31 @@ def numel(input):
 from .linalg import _top_level as _linalg_top; globals().update(_linalg_top.exports())  # noqa: E402,E702
 from . import optim  # noqa: E402
 
+def _export_nn_functions():
+    """torch exposes many nn.functional ops at the top level (torch.conv2d, torch.dropout...)."""
+    from .nn import functional as F
+    from .ops import conv as _conv, norm as _norm, embedding as _emb
+    names = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "avg_pool1d",
+             "bilinear", "binary_cross_entropy_with_logits", "celu", "channel_shuffle",
+             "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+             "conv_transpose3d", "cosine_embedding_loss", "cosine_similarity", "ctc_loss",
+             "dropout", "feature_alpha_dropout", "hardshrink", "hinge_embedding_loss",
+             "kl_div", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d",
+             "max_pool1d_with_indices", "pairwise_distance", "pdist", "pixel_shuffle",
+             "pixel_unshuffle", "poisson_nll_loss", "prelu", "rrelu", "selu", "threshold",
+             "triplet_margin_loss", "native_channel_shuffle"]
+    g = globals()
+    for n in names:
+        if n not in g and hasattr(F, n):
+            g[n] = getattr(F, n)
+    for mod in (_conv, _norm, _emb):
+        for n in getattr(mod, "__all__", ()):
+            g.setdefault(n, getattr(mod, n))
+
+
+_export_nn_functions()
+
+
 # torch.exp_(t) and friends: the function form of every in-place Tensor method
 for _name, _fn in ops.misc._install_inplace_functions():
     globals()[_name] = _fn

@@ -205,7 +205,7 @@ class Tensor:
     def data(self):
         t = _alias(self, self._data)
         t._storage = alias_storage(self._storage)
-        if self.__class__ is not Tensor:
+        if self.__class__ is not Tensor and _keeps_subclass(self.__class__):
             t.__class__ = self.__class__
         return t
 
@@ -220,7 +220,7 @@ class Tensor:
         t = _alias(self, self._data)
         if self._base is not None:
             t._base = self._base
-        if self.__class__ is not Tensor:
+        if self.__class__ is not Tensor and _keeps_subclass(self.__class__):
             t.__class__ = self.__class__
         return t
 
@@ -482,6 +482,13 @@ def _alias(src, arr):
     if src._backend != "cpu":
         t._backend, t._device, t._fake = src._backend, src._device, src._fake
     return t
+
+
+def _keeps_subclass(cls):
+    """PyTorch keeps a subclass through detach/.data unless it disabled __torch_function__
+    (as nn.Parameter does: its detach() is a plain Tensor)."""
+    from ._dispatch import _disabled_torch_function_impl
+    return getattr(cls, "__torch_function__", None) is not _disabled_torch_function_impl
 
 
 def _rebuild(arr, dtype_name, requires_grad):

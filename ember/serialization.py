@@ -12,6 +12,7 @@ for these torch names itself (a pure-Python pickler), and reads them back throug
 unpickler that maps them to ember. A storage is the NumPy array that owns a tensor's
 memory (the root of its `.base` chain), so views saved together keep sharing memory.
 """
+import _compat_pickle
 import codecs
 import collections
 import contextlib
@@ -20,7 +21,6 @@ import os
 import pickle
 import struct
 import sys
-import tempfile
 import zlib
 
 import numpy as np
@@ -247,6 +247,7 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     if not isinstance(f, (str, os.PathLike)):
         _write_zip(f, records)
         return
+    import tempfile
     path = os.fspath(f)
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
@@ -524,6 +525,10 @@ class _Unpickler(pickle.Unpickler):
         self._storages = {}
 
     def find_class(self, module, name):
+        if (module, name) in _compat_pickle.NAME_MAPPING:      # protocol 2: Python 2 names
+            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+        elif module in _compat_pickle.IMPORT_MAPPING:
+            module = _compat_pickle.IMPORT_MAPPING[module]
         full = f"{module}.{name}"
         allowed = _allowed()
         if full in allowed:
@@ -683,14 +688,4 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=Fa
             return _restore_location(map_location, _LoadedStorage(arr, location), location)
 
         data = zf.read(prefix + "data.pkl")
-        try:
-            return _Unpickler(io.BytesIO(data), load_storage, weights_only).load()
-        except pickle.UnpicklingError:
-            raise
-        except Exception as e:
-            if weights_only:
-                raise pickle.UnpicklingError(
-                    f"Weights only load failed. {_UNSAFE}\nPlease file an issue with the "
-                    "following so that we can make `weights_only=True` compatible with your "
-                    f"use case: WeightsUnpickler error: \n\n{type(e).__name__}: {e}") from e
-            raise
+        return _Unpickler(io.BytesIO(data), load_storage, weights_only).load()

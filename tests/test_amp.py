@@ -60,6 +60,50 @@ OPTIONAL = {   # ops from other families; run when ember has them
     "norm": lambda L: T(L, A, "bfloat16").norm(),
     "quantile": lambda L: L.quantile(T(L, A).flatten(), 0.5),
     "polar": lambda L: L.polar(T(L, A, "bfloat16").abs(), T(L, A, "bfloat16")),
+    "convolution": lambda L: L.nn.functional.conv2d(L.randn(1, 2, 5, 5), L.randn(3, 2, 3, 3)),
+    "conv_transpose": lambda L: L.nn.functional.conv_transpose2d(L.randn(1, 2, 4, 4),
+                                                                 L.randn(2, 3, 3, 3)),
+    "linear": lambda L: L.nn.functional.linear(T(L, A), T(L, B).t()),
+    "prelu": lambda L: L.nn.functional.prelu(T(L, A), L.tensor([0.25])),
+    "max_pool3d": lambda L: L.nn.functional.max_pool3d(L.randn(1, 1, 4, 4, 4, dtype=L.bfloat16),
+                                                        2),
+    "avg_pool3d": lambda L: L.nn.functional.avg_pool3d(L.randn(1, 1, 4, 4, 4, dtype=L.bfloat16),
+                                                        2),
+    "_adaptive_avg_pool3d": lambda L: L.nn.functional.adaptive_avg_pool3d(
+        L.randn(1, 1, 4, 4, 4, dtype=L.bfloat16), 2),
+    "adaptive_max_pool3d": lambda L: L.nn.functional.adaptive_max_pool3d(
+        L.randn(1, 1, 4, 4, 4, dtype=L.bfloat16), 2),
+    "max_unpool2d": lambda L: L.nn.functional.max_unpool2d(
+        *L.nn.functional.max_pool2d(L.randn(1, 1, 4, 4, dtype=L.bfloat16), 2,
+                                    return_indices=True), 2),
+    "max_unpool3d": lambda L: L.nn.functional.max_unpool3d(
+        *L.nn.functional.max_pool3d(L.randn(1, 1, 4, 4, 4, dtype=L.bfloat16), 2,
+                                    return_indices=True), 2),
+    "reflection_pad1d": lambda L: L.nn.functional.pad(L.randn(1, 2, 5, dtype=L.bfloat16),
+                                                      (1, 1), mode="reflect"),
+    "reflection_pad2d": lambda L: L.nn.functional.pad(L.randn(1, 2, 5, 5, dtype=L.bfloat16),
+                                                      (1, 1, 1, 1), mode="reflect"),
+    "grid_sampler": lambda L: L.nn.functional.grid_sample(
+        L.randn(1, 1, 4, 4, dtype=L.bfloat16), L.zeros(1, 2, 2, 2, dtype=L.bfloat16),
+        align_corners=False),
+    "l1_loss": lambda L: L.nn.functional.l1_loss(T(L, A, "bfloat16"), T(L, A)),
+    "mse_loss": lambda L: L.nn.functional.mse_loss(T(L, A, "bfloat16"), T(L, A, "bfloat16")),
+    "huber_loss": lambda L: L.nn.functional.huber_loss(T(L, A, "bfloat16"), T(L, A)),
+    "smooth_l1_loss": lambda L: L.nn.functional.smooth_l1_loss(T(L, A, "bfloat16"), T(L, A)),
+    "soft_margin_loss": lambda L: L.nn.functional.soft_margin_loss(T(L, A, "bfloat16"), T(L, A)),
+    "kl_div": lambda L: L.nn.functional.kl_div(T(L, A, "bfloat16"), T(L, A), reduction="sum"),
+    "binary_cross_entropy": lambda L: L.nn.functional.binary_cross_entropy(T(L, A, "bfloat16").sigmoid(), T(L, A).sigmoid()),  # noqa: E501
+    "binary_cross_entropy_with_logits": lambda L: L.nn.functional.binary_cross_entropy_with_logits(T(L, A, "bfloat16"), T(L, A).sigmoid()),  # noqa: E501
+    "poisson_nll_loss": lambda L: L.nn.functional.poisson_nll_loss(T(L, A, "bfloat16"), T(L, A).abs()),  # noqa: E501
+    "margin_ranking_loss": lambda L: L.nn.functional.margin_ranking_loss(T(L, A, "bfloat16"), T(L, A), T(L, A).sign()),  # noqa: E501
+    "hinge_embedding_loss": lambda L: L.nn.functional.hinge_embedding_loss(T(L, A, "bfloat16"), T(L, A).sign()),  # noqa: E501
+    "cosine_embedding_loss": lambda L: L.nn.functional.cosine_embedding_loss(T(L, A, "bfloat16"), T(L, A), L.ones(3)),  # noqa: E501
+    "triplet_margin_loss": lambda L: L.nn.functional.triplet_margin_loss(T(L, A, "bfloat16"), T(L, A), T(L, A) + 1),  # noqa: E501
+    "multi_margin_loss": lambda L: L.nn.functional.multi_margin_loss(T(L, A, "bfloat16"), L.tensor([0, 3, 1])),  # noqa: E501
+    "multilabel_margin_loss": lambda L: L.nn.functional.multilabel_margin_loss(T(L, A, "bfloat16"), L.tensor([[0, -1, 0, 0]] * 3)),  # noqa: E501
+    "nll_loss": lambda L: L.nn.functional.nll_loss(T(L, A, "bfloat16"), L.tensor([0, 3, 1])),
+    "cross_entropy_loss": lambda L: L.nn.functional.cross_entropy(T(L, A, "bfloat16"), L.tensor([0, 3, 1])),  # noqa: E501
+    "_ctc_loss": lambda L: L.nn.functional.ctc_loss(T(L, A).log_softmax(1)[:, None], L.tensor([[1, 2]]), [3], [2]),  # noqa: E501
 }
 
 

@@ -73,7 +73,8 @@ def test_dropout_integer_input():
 
 @pytest.mark.parametrize("fn,shape", [("dropout1d", (8, 50, 6)), ("dropout1d", (50, 6)),
                                       ("dropout2d", (8, 50, 3, 2)), ("dropout2d", (8, 50, 6)),
-                                      ("dropout3d", (4, 50, 2, 2, 2)), ("dropout3d", (50, 2, 3, 2))])
+                                      ("dropout3d", (4, 50, 2, 2, 2)),
+                                      ("dropout3d", (50, 2, 3, 2))])
 def test_feature_dropout_zeroes_whole_channels(fn, shape):
     ember.manual_seed(0)
     with warnings.catch_warnings():

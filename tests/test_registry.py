@@ -202,6 +202,11 @@ AMP.update({n: "fp32" for n in ("max_pool3d", "avg_pool3d", "_adaptive_avg_pool3
             "reflection_pad2d", "replication_pad1d", "replication_pad2d", "replication_pad3d",
             "grid_sampler")})
 AMP.update(linear="lower_precision", prelu="lower_precision")    # ember/nn/functional (_linear, _activation)
+AMP.update({n: "fp32" for n in (      # ember/ops/loss.py
+    "l1_loss", "mse_loss", "huber_loss", "smooth_l1_loss", "soft_margin_loss", "kl_div",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "poisson_nll_loss",
+    "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
+    "multi_margin_loss", "multilabel_margin_loss", "nll_loss", "cross_entropy_loss", "_ctc_loss")})
 
 
 def test_amp_policies():

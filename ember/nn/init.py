@@ -11,16 +11,10 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_"
            "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_",
            "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_", "uniform",
            "normal", "constant", "xavier_uniform", "xavier_normal", "kaiming_uniform",
-           "kaiming_normal"]
+           "kaiming_normal", "eye", "dirac", "orthogonal", "sparse"]
 
 _LINEAR_FNS = ["linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
                "conv_transpose2d", "conv_transpose3d"]
-
-
-def _fill(tensor, val):
-    """Fill in place through copy_ (keeps version counter and views consistent)."""
-    from ..ops.creation import full_like
-    return tensor.copy_(full_like(tensor, val))
 
 
 def calculate_gain(nonlinearity, param=None):
@@ -78,7 +72,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
 def constant_(tensor, val):
     """Fill with the constant `val`."""
     with no_grad():
-        return _fill(tensor, val)
+        return tensor.fill_(val)
 
 
 def ones_(tensor):
@@ -112,7 +106,7 @@ def dirac_(tensor, groups=1):
     min_dim = min(per_group, sizes[1])
     centre = tuple(s // 2 for s in sizes[2:])
     with no_grad():
-        _fill(tensor, 0.0)
+        tensor.zero_()
         for g in range(groups):
             for d in range(min_dim):
                 tensor[(g * per_group + d, d) + centre] = 1
@@ -233,3 +227,7 @@ xavier_uniform = _make_deprecate(xavier_uniform_)
 xavier_normal = _make_deprecate(xavier_normal_)
 kaiming_uniform = _make_deprecate(kaiming_uniform_)
 kaiming_normal = _make_deprecate(kaiming_normal_)
+eye = _make_deprecate(eye_)
+dirac = _make_deprecate(dirac_)
+orthogonal = _make_deprecate(orthogonal_)
+sparse = _make_deprecate(sparse_)

@@ -123,7 +123,13 @@ def _smooth_l1(x, t, reduction, beta):
     return _reduce(where(z < beta, 0.5 * d * d / beta, z - 0.5 * beta), reduction)
 
 
+def _broadcast(*ts):
+    from .rearrange import broadcast_tensors
+    return broadcast_tensors(*ts)
+
+
 def _soft_margin(x, t, reduction):
+    x, t = _broadcast(x, t)
     return _reduce((-x * t).exp().log1p(), reduction)
 
 
@@ -161,6 +167,7 @@ def _margin_ranking(x1, x2, t, margin, reduction):
 
 def _hinge_embedding(x, t, margin, reduction):
     from .indexing import where
+    t, x = _broadcast(t, x)
     zero = x.new_zeros(())
     out = where(t != 1, (margin - x).clamp_min(0), zero) + where(t != -1, x, zero)
     return _reduce(out, reduction)
@@ -228,6 +235,7 @@ def _multi_margin(x, t, p, margin, weight, reduction):
                            f"[{n}], but got {list(t.shape)}. Input has shape {list(x.shape)}.")
     if weight is not None and not (weight.dim() <= 1 and weight.numel() == c):
         raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
+    _same_dtype(x, weight)
     if not _is_meta(t) and t.numel() and bool(((t < 0) | (t >= c)).any()):
         raise RuntimeError("target out of range")
     from .indexing import where
@@ -352,7 +360,7 @@ BCE = register("binary_cross_entropy", _bce_kernel, meta=_bce_meta, vjp=_bce_vjp
 
 # ------------------------------------------------------------------- nll_loss
 
-def _nll_check(x, t, w):
+def _nll_check(x, t, w, ignore_index):
     """nll_loss_nd's checks, with PyTorch's exception types and messages."""
     if x.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {x.dim()})")
@@ -385,10 +393,23 @@ def _nll_check(x, t, w):
     if w is not None and not (w.dim() <= 1 and w.numel() == c):
         raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no "
                            f"classes but got weight tensor of shape: {list(w.shape)}")
+    _same_dtype(x, w)
+    if not _is_meta(t) and t.numel():
+        tn = t._data
+        bad = (tn != ignore_index) & ((tn < 0) | (tn >= c))
+        if bad.any():
+            raise IndexError(f"Target {int(tn[bad].flat[0])} is out of bounds.")
+
+
+def _same_dtype(x, w):
+    """PyTorch's class-weighted kernels take weight in the input's dtype only."""
+    if w is not None and w.dtype is not x.dtype:
+        raise RuntimeError(f"expected scalar type {_type_name(x.dtype)} but found "
+                           f"{_type_name(w.dtype)}")
 
 
 def _nll_meta(x, t, w, reduction, ignore_index):
-    _nll_check(x, t, w)
+    _nll_check(x, t, w, ignore_index)
     return (tuple(t.shape) if reduction == NONE else ()), x.dtype
 
 
@@ -396,9 +417,6 @@ def _nll_kernel(x, t, w, reduction, ignore_index):
     cdim = 0 if x.ndim == 1 else 1
     c = x.shape[cdim]
     valid = t != ignore_index
-    bad = valid & ((t < 0) | (t >= c))
-    if bad.any():
-        raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
     comp = _comp_np(x.dtype)
     tc = np.where(valid, t, 0).astype(np.intp)
     picked = np.take_along_axis(x, np.expand_dims(tc, cdim), cdim)
@@ -419,12 +437,12 @@ def _nll_weights(dtype, t, w, ignore_index):
     valid = t != ignore_index
     tc = where(valid, t, t.new_zeros(())).to(D.int64)
     wv = valid.to(dtype) if w is None else w[tc] * valid
-    return wv, tc
+    return wv, tc, valid
 
 
 def _nll_decomp(x, t, w, reduction, ignore_index):
     cdim = 0 if x.dim() == 1 else 1
-    wv, tc = _nll_weights(x.dtype, t, w, ignore_index)
+    wv, tc, _ = _nll_weights(x.dtype, t, w, ignore_index)
     loss = -x.gather(cdim, tc.unsqueeze(cdim)).squeeze(cdim) * wv
     if reduction == MEAN:
         return loss.sum() / wv.sum()
@@ -436,9 +454,10 @@ def _nll_vjp(ctx, g):
     'mean'), zero elsewhere; written with scatter so that it is differentiable in g."""
     _, t, w, reduction, ignore_index = ctx.args
     cdim = 0 if len(ctx.shapes[0]) == 1 else 1
-    wv, tc = _nll_weights(ctx.dtypes[0], t, w, ignore_index)
-    if reduction == MEAN:
-        coeff = -g * wv / wv.sum()
+    wv, tc, valid = _nll_weights(ctx.dtypes[0], t, w, ignore_index)
+    if reduction == MEAN:     # ignored targets get no gradient, even when 0/0 (all ignored)
+        from .indexing import where
+        coeff = where(valid, -g * wv / wv.sum(), g.new_zeros(()))
     else:
         coeff = -g * wv
     gx = g.new_zeros(ctx.shapes[0], dtype=ctx.dtypes[0]).scatter(cdim, tc.unsqueeze(cdim),
@@ -505,7 +524,7 @@ def _ce_smoothing(lsm, t, w, reduction, ignore_index, ls, cdim, nll):
     smooth = (-src.sum(cdim)).masked_fill(ignore, 0.0)
     if reduction == MEAN:
         if w is not None:
-            wv, _ = _nll_weights(lsm.dtype, t, w, ignore_index)
+            wv, _, _ = _nll_weights(lsm.dtype, t, w, ignore_index)
             ret = smooth.sum() / wv.sum()
         else:
             ret = smooth.sum() / (~ignore).sum()
@@ -530,16 +549,16 @@ def _ctc_check(lp, targets, il, tl, blank):
     if not 0 <= blank < c:
         raise RuntimeError("blank must be in label range")
     if len(il) != n:
-        raise RuntimeError(f"input_lengths must be of size batch_size, but got {len(il)}")
+        raise RuntimeError("input_lengths must be of size batch_size")
     if len(tl) != n:
-        raise RuntimeError(f"target_lengths must be of size batch_size, but got {len(tl)}")
+        raise RuntimeError("target_lengths must be of size batch_size")
     if targets.dtype not in (D.int64, D.int32):
         raise RuntimeError(f"Expected tensor for argument #2 'targets' to have one of the "
                            f"following scalar types: Long, Int; but got {_type_name(targets.dtype)}")
     for b in range(n):
         if il[b] > tsteps or il[b] < 0:
             raise RuntimeError(f"Expected input_lengths to have value at most {tsteps}, but got "
-                               f"value {il[b]} (while checking arguments for ctc_loss_cpu)")
+                               f"value {il[b]} (while checking arguments for ctc_loss_allocate_outputs)")
         if tl[b] < 0:
             raise RuntimeError(f"Expected target_lengths to be nonnegative, but got {tl[b]}")
     if targets.dim() == 1:
@@ -630,7 +649,8 @@ def _ctc_vjp(ctx, g, _galpha=None):
 
 
 CTC = register("_ctc_loss", _ctc_kernel, meta=_ctc_meta, vjp=_ctc_vjp, save_out=True,
-               nondiff_outputs=(1,), amp_policy="fp32", check=True)
+               nondiff_outputs=(1,), amp_policy="fp32", check=True,
+               tags=("gather", "reduction"))
 
 
 def _ctc_backward_kernel(g, lp, targets, il, tl, nll, alpha, blank, zero_infinity):
@@ -678,4 +698,5 @@ def _ctc_backward_meta(g, lp, targets, il, tl, nll, alpha, blank, zero_infinity)
     return tuple(lp.shape), lp.dtype
 
 
-CTC_BACKWARD = register("_ctc_loss_backward", _ctc_backward_kernel, meta=_ctc_backward_meta)
+CTC_BACKWARD = register("_ctc_loss_backward", _ctc_backward_kernel, meta=_ctc_backward_meta,
+                        tags=("scatter",))

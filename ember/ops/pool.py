@@ -65,7 +65,7 @@ def _windows(x, n, kernel, stride, padding, dilation, osize, fill):
     w = sliding_window_view(xp, span, axis=tuple(range(xp.ndim - n, xp.ndim)))
     w = w[(Ellipsis,) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(osize, stride))
           + tuple(slice(None, None, d) for d in dilation)]
-    return w.reshape(w.shape[:len(lead) + n] + (-1,))
+    return w.reshape(w.shape[:len(lead) + n] + (math.prod(kernel),))
 
 
 def _lowest(dtype):
@@ -82,7 +82,7 @@ def _n_names(n):
     return ("T", "H", "W")[3 - n:]
 
 
-def _check_window_args(name, n, kernel, stride, padding, dilation, input, channel_check=True):
+def _check_window_args(name, n, kernel, stride, padding, dilation, input):
     """pool{n}d_shape_check: positivity, pad <= half the kernel, rank, output size."""
     nm = _n_names(n)
     if any(k <= 0 for k in kernel):
@@ -103,7 +103,7 @@ def _check_window_args(name, n, kernel, stride, padding, dilation, input, channe
     if input.ndim not in (n + 1, n + 2) or (0 in input.shape[-n:]):
         raise RuntimeError(f"non-empty {n + 1}D or {n + 2}D (batch mode) tensor expected for "
                            "input")
-    if channel_check and input.shape[-n - 1] == 0:
+    if input.shape[-n - 1] == 0:
         raise RuntimeError(f"Expected {n + 1}D or {n + 2}D (batch mode) tensor with optional 0 "
                            f"dim batch size for input, but got:{list(input.shape)}")
 
@@ -182,8 +182,9 @@ def max_pool_backward(grad, indices, input_shape, n):
     from .creation import zeros
     nlead = len(input_shape) - n
     rows = math.prod(input_shape[:nlead])
+    cols = math.prod(grad.shape[nlead:])
     out = zeros((rows, math.prod(input_shape[nlead:])), dtype=grad.dtype)
-    return out.scatter_add(1, indices.reshape(rows, -1), grad.reshape(rows, -1)) \
+    return out.scatter_add(1, indices.reshape(rows, cols), grad.reshape(rows, cols)) \
         .reshape(tuple(input_shape))
 
 
@@ -425,7 +426,7 @@ def _adaptive_max_np(n, x, output_size):
         idx.append(ind.reshape(shape))
     xc = x.astype(np.float32) if _low(x) else x
     g = xc[(Ellipsis,) + tuple(idx)]                          # (..., *out, *kmax)
-    g = g.reshape(g.shape[:x.ndim] + (-1,))
+    g = g.reshape(g.shape[:x.ndim] + (math.prod(ind.shape[1] for ind in inds),))
     arg = np.argmax(g, axis=-1) if g.size else np.zeros(g.shape[:-1], np.int64)
     val = np.take_along_axis(g, arg[..., None], -1)[..., 0].astype(x.dtype) if g.size else \
         np.zeros(g.shape[:-1], x.dtype)
@@ -516,8 +517,9 @@ def _unpool_vjp(n):
     def vjp(ctx, grad):
         _, indices = ctx.args[:2]
         shape = ctx.shapes[0]
-        rows = math.prod(shape[:-n])
-        g = grad.reshape(rows, -1).gather(1, indices.reshape(rows, -1)).reshape(tuple(shape))
+        rows, cols = math.prod(shape[:-n]), math.prod(shape[-n:])
+        g = grad.reshape(rows, math.prod(grad.shape[-n:])).gather(
+            1, indices.reshape(rows, cols)).reshape(tuple(shape))
         return (g,) + (None,) * (len(ctx.args) - 1)
     return vjp
 

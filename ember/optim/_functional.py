@@ -57,14 +57,14 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
     """Adam (and AdamW with decoupled_weight_decay=True), bias-corrected."""
     _check_capturable(capturable, params)
     maximum = _ember().maximum
-    lr, beta1, beta2 = _to_scalar(lr), _to_scalar(beta1), _to_scalar(beta2)
+    beta1, beta2 = _to_scalar(beta1), _to_scalar(beta2)
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         exp_avg, exp_avg_sq, step_t = exp_avgs[i], exp_avg_sqs[i], state_steps[i]
         step_t.add_(1)
         if weight_decay != 0:
             if decoupled_weight_decay:
-                param.mul_(1 - lr * weight_decay)
+                param.mul_(_to_scalar(1 - lr * weight_decay))
             else:
                 grad = grad.add(param, alpha=weight_decay)
         max_sq = max_exp_avg_sqs[i] if amsgrad else None
@@ -75,7 +75,7 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
         step = step_t.item()
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
-        step_size = lr / bias_correction1
+        step_size = _to_scalar(lr / bias_correction1)
         bias_correction2_sqrt = bias_correction2 ** 0.5
         if amsgrad:
             maximum(max_sq, exp_avg_sq, out=max_sq)
@@ -94,14 +94,13 @@ def adamw(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, **
 def adagrad(params, grads, state_sums, state_steps, *, lr, weight_decay, lr_decay, eps,
             maximize):
     """Adagrad with learning-rate decay lr / (1 + (step - 1) * lr_decay)."""
-    lr = _to_scalar(lr)
     for param, grad, state_sum, step_t in zip(params, grads, state_sums, state_steps):
         step_t.add_(1)
         step = step_t.item()
         grad = grad if not maximize else -grad
         if weight_decay != 0:
             grad = grad.add(param, alpha=weight_decay)
-        clr = lr / (1 + (step - 1) * lr_decay)
+        clr = _to_scalar(lr / (1 + (step - 1) * lr_decay))
         param, grad, state_sum = _real(param, grad, state_sum)
         state_sum.addcmul_(grad, grad, value=1)
         std = state_sum.sqrt().add_(eps)
@@ -133,7 +132,6 @@ def adamax(params, grads, exp_avgs, exp_infs, state_steps, *, eps, beta1, beta2,
     """Adamax: Adam with the infinity norm for the second moment."""
     _check_capturable(capturable, params)
     maximum = _ember().maximum
-    lr = _to_scalar(lr)
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         exp_avg, exp_inf, step_t = exp_avgs[i], exp_infs[i], state_steps[i]
@@ -143,7 +141,7 @@ def adamax(params, grads, exp_avgs, exp_infs, state_steps, *, eps, beta1, beta2,
         param, grad, exp_avg, exp_inf = _real(param, grad, exp_avg, exp_inf)
         exp_avg.lerp_(grad, 1 - beta1)
         maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
-        clr = lr / (1 - beta1 ** step_t.item())
+        clr = _to_scalar(lr / (1 - beta1 ** step_t.item()))
         param.addcdiv_(exp_avg, exp_inf, value=-clr)
 
 
@@ -152,7 +150,6 @@ def nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, *, bet
           capturable=False):
     """NAdam: Adam with Nesterov momentum and the momentum-decay schedule."""
     _check_capturable(capturable, params)
-    lr = _to_scalar(lr)
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         exp_avg, exp_avg_sq, mu_product, step_t = (exp_avgs[i], exp_avg_sqs[i],
@@ -163,7 +160,7 @@ def nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, *, bet
         bias_correction2 = 1 - beta2 ** step
         if weight_decay != 0:
             if decoupled_weight_decay:
-                param.mul_(1 - lr * weight_decay)
+                param.mul_(_to_scalar(1 - lr * weight_decay))
             else:
                 grad = grad.add(param, alpha=weight_decay)
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
@@ -175,15 +172,15 @@ def nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, *, bet
         mu_product_val = mu_product.item()
         mu_product_next = mu_product_val * mu_next
         denom.add_(eps)
-        param.addcdiv_(grad, denom, value=(-lr * (1.0 - mu) / (1.0 - mu_product_val)))
-        param.addcdiv_(exp_avg, denom, value=(-lr * mu_next) / (1.0 - mu_product_next))
+        param.addcdiv_(grad, denom, value=_to_scalar(-lr * (1.0 - mu) / (1.0 - mu_product_val)))
+        param.addcdiv_(exp_avg, denom,
+                       value=_to_scalar((-lr * mu_next) / (1.0 - mu_product_next)))
 
 
 def radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, *, beta1, beta2, lr,
           weight_decay, eps, decoupled_weight_decay=False, maximize, capturable=False):
     """RAdam: Adam with the variance rectification term (plain momentum while rho_t <= 5)."""
     _check_capturable(capturable, params)
-    lr = _to_scalar(lr)
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         exp_avg, exp_avg_sq, step_t = exp_avgs[i], exp_avg_sqs[i], state_steps[i]
@@ -192,7 +189,7 @@ def radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, *, beta1, beta2, lr
         step = step_t.item()
         if weight_decay != 0:
             if decoupled_weight_decay:
-                param.mul_(1 - lr * weight_decay)
+                param.mul_(_to_scalar(1 - lr * weight_decay))
             else:
                 grad = grad.add(param, alpha=weight_decay)
         exp_avg.lerp_(grad, 1 - beta1)
@@ -260,8 +257,7 @@ def asgd(params, grads, axs, mus, etas, state_steps, *, lambd, lr, t0, alpha, we
          maximize, capturable=False):
     """ASGD: SGD with decaying eta and Polyak averaging of the iterates into `ax`."""
     _check_capturable(capturable, params)
-    tensor = _ember().tensor
-    lr = _to_scalar(lr)
+    as_tensor = _ember().as_tensor
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         mu, eta, step_t = mus[i], etas[i], state_steps[i]
@@ -277,8 +273,8 @@ def asgd(params, grads, axs, mus, etas, state_steps, *, lambd, lr, t0, alpha, we
         else:
             ax.copy_(param)
         step = step_t.item()
-        eta.copy_(tensor(lr / ((1 + lambd * lr * step) ** alpha)))
-        mu.copy_(tensor(1 / max(1, step - t0)))
+        eta.copy_(as_tensor(lr / ((1 + lambd * lr * step) ** alpha)))
+        mu.copy_(as_tensor(1 / max(1, step - t0)))
 
 
 def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):

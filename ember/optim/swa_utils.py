@@ -4,6 +4,7 @@ import math
 import warnings
 from copy import deepcopy
 
+from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..nn.modules.module import Module
 from .lr_scheduler import LRScheduler, _format_param
@@ -37,13 +38,17 @@ def get_swa_multi_avg_fn():
     """In-place running mean over lists of tensors."""
     @no_grad()
     def swa_update(averaged_param_list, current_param_list, num_averaged):
-        weight = float(1 / (num_averaged + 1))
         if averaged_param_list[0].is_floating_point() or averaged_param_list[0].is_complex():
+            weight = float(1 / (num_averaged + 1))
             for p_avg, p_model in zip(averaged_param_list, current_param_list):
                 p_avg.lerp_(p_model, weight)
         else:
             for p_avg, p_model in zip(averaged_param_list, current_param_list):
-                p_avg.add_(p_model.sub(p_avg), alpha=weight)
+                diff = p_model.sub(p_avg)
+                if isinstance(num_averaged, Tensor):
+                    p_avg.addcdiv_(diff, num_averaged + 1)
+                else:
+                    p_avg.add_(diff, alpha=1.0 / (num_averaged + 1))
     return swa_update
 
 

@@ -1,1 +1,2 @@
 """ember.utils: helpers mirroring torch.utils."""
+from . import data  # noqa: E402,F401

@@ -45,7 +45,7 @@ def _specs(tensors):
         if tag is None:
             raise ValueError(f"safetensors cannot store dtype {t.dtype} (tensor `{name}`)")
         t._check_materialized("safetensors.save")
-        a = np.ascontiguousarray(t._data)
+        a = t._data if t._data.flags.c_contiguous else np.ascontiguousarray(t._data)
         if a.dtype.byteorder == ">":
             a = a.astype(a.dtype.newbyteorder("<"))
         arrays.append(a)

@@ -15,7 +15,8 @@ SAMPLES = {
     "layer_norm": lambda: (lambda x, w, b: F.layer_norm(x, (3, 4), w, b),
                            [t(2, 3, 4), t(3, 4, seed=1), t(3, 4, seed=2)]),
     # (the padding row is not looked up: its zero gradient is deliberately not the derivative)
-    "embedding": lambda: (lambda w, i: F.embedding(i, w, padding_idx=1), [t(3, 2), idx([0, 2], [2, 0])]),
+    "embedding": lambda: (lambda w, i: F.embedding(i, w, padding_idx=1),
+                          [t(3, 2), idx([0, 2], [2, 0])]),
     "embedding_dense_backward": lambda: (
         lambda g, i: ember.ops.get("embedding_dense_backward")(g, i, 4, 0, True),
         [t(3, 2), idx(0, 2, 2)]),

@@ -12,3 +12,4 @@ from ._padding import *  # noqa: F401,F403
 from ._pooling import *  # noqa: F401,F403
 from ._loss import *  # noqa: F401,F403
 from ._vision import *  # noqa: F401,F403
+from ._attention import *  # noqa: F401,F403

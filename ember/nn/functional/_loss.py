@@ -11,7 +11,6 @@ PyTorch, so they are here too (and autocast leaves them alone, as PyTorch does).
 import math
 import warnings
 
-from ... import _dtype as D
 from ..._tensor import Tensor
 from ...ops import loss as _ops
 from ...ops._registry import REGISTRY as _OP
@@ -88,8 +87,22 @@ def _not_implemented(name, *tensors):
                                       f"'{_ops._type_name(t.dtype)}'")
 
 
-def _weighted(loss, weight, input, reduction):
-    """The `weight=` form of l1/mse/huber (PyTorch 2.x): mean divides by sum(weight)."""
+def _not_differentiable(fn, arg, t):
+    """PyTorch's autograd refuses, at forward time, an argument its formula has no
+    derivative for (class weights, pos_weight, soft_margin's target)."""
+    if t is not None and t.requires_grad and _grad_enabled():
+        raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument "
+                           f"'{arg}'. This input cannot have requires_grad True.")
+
+
+def _grad_enabled():
+    from ..._dispatch import STATE
+    return STATE.grad_enabled
+
+
+def _weighted(loss, weight, input, reduction, mean_by_weight=True):
+    """The `weight=` form of l1/mse/huber (PyTorch 2.x): l1/mse's mean divides by
+    sum(weight), huber's by the number of elements."""
     if tuple(weight.shape) != tuple(input.shape):
         raise ValueError("Weights and input must have the same size.")
     loss = loss * weight
@@ -98,7 +111,7 @@ def _weighted(loss, weight, input, reduction):
     if reduction == "sum":
         return loss.sum()
     if reduction == "mean":
-        return loss.sum() / weight.sum()
+        return loss.sum() / weight.sum() if mean_by_weight else loss.mean()
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', "
                      "'sum'.")
 
@@ -130,7 +143,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     x, t = _expand(input, target)
     if weight is not None:
-        return _weighted(_OP["huber_loss"](x, t, 0, delta), weight, input, reduction)
+        return _weighted(_OP["huber_loss"](x, t, 0, delta), weight, input, reduction, False)
     return _OP["huber_loss"](x, t, get_enum(reduction), delta)
 
 
@@ -190,12 +203,15 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
+    _not_differentiable("nll_loss_forward", "weight", weight)
     return _OP["nll_loss"](input, target, weight, _enum(size_average, reduce, reduction),
                            ignore_index)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
+    if tuple(input.shape) != tuple(target.shape):      # class indices: nll_loss's weight
+        _not_differentiable("nll_loss_forward", "weight", weight)
     return _OP["cross_entropy_loss"](input, target, weight,
                                      _enum(size_average, reduce, reduction), ignore_index,
                                      float(label_smoothing))
@@ -208,6 +224,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({_size(target)}) that is different to the "
                          f"input size ({_size(input)}) is deprecated. Please ensure they have "
                          "the same size.")
+    _not_differentiable("binary_cross_entropy", "weight", weight)
     if weight is not None:
         from ...ops.rearrange import broadcast_shapes
         weight = weight.expand(broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
@@ -220,6 +237,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({_size(target)}) must be the same as input size "
                          f"({_size(input)})")
+    _not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
+    _not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     return _OP["binary_cross_entropy_with_logits"](input, target, weight, pos_weight, r)
 
 
@@ -241,6 +260,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    _not_differentiable("soft_margin_loss", "target", target)
     return _OP["soft_margin_loss"](input, target, _enum(size_average, reduce, reduction))
 
 
@@ -269,6 +289,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
     _not_implemented("multi_margin_loss_cpu_kernel", input)
+    _not_differentiable("multi_margin_loss", "weight", weight)
     return _OP["multi_margin_loss"](input, target, p, margin, weight, r)
 
 
@@ -340,8 +361,6 @@ def _lengths(x, name):
         if x.dtype.is_floating_point or x.dtype.is_complex:
             raise RuntimeError(f"{name} must be integral")
         return tuple(int(v) for v in x.reshape(-1).tolist())
-    if isinstance(x, int):
-        return (x,)
     return tuple(int(v) for v in x)
 
 
@@ -359,9 +378,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if zero_infinity:
         from ...ops.indexing import where
         res = where(res == math.inf, res.new_zeros(()), res)
-    if r == 1:
-        from ...ops.creation import tensor
-        tlt = tensor(tl, dtype=D.int64).clamp_min(1).to(res.dtype)
+    if r == 1:      # each sequence's loss divided by its target length (at least 1)
+        from ...ops.shape import stack
+        tlt = stack([res.new_full((), float(max(n, 1))) for n in tl]) if tl else res.new_ones(0)
         return (res / tlt).mean()
     if r == 2:
         return res.sum()

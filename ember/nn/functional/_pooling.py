@@ -123,7 +123,7 @@ def _avg(fname, n, input, kernel_size, stride, padding, ceil_mode, count_include
     k = _tuple(fname, "kernel_size", kernel_size, n)
     s = _tuple(fname, "stride", stride, n, none_ok=True)
     p = _tuple(fname, "padding", padding, n)
-    if input.dim() < n:
+    if 0 < input.dim() <= n:
         raise IndexError(f"Dimension out of range (expected to be in range of "
                          f"[{-input.dim()}, {input.dim() - 1}], but got {-n - 1})")
     return P.avg_pool(input, n, k, s, p, ceil_mode, count_include_pad, divisor_override)

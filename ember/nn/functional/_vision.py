@@ -290,7 +290,7 @@ def _grid_sample_decomp(input, grid, mode, padding_mode, align_corners):
     sizes = list(input.shape[2:])
     out_sp = list(grid.shape[1:-1])
     M = math.prod(out_sp)
-    flat = input.reshape(N, C, -1)
+    flat = input.reshape(N, C, math.prod(sizes))
     per_dim = []
     for k in range(n):
         c = _unnormalize(grid[..., n - 1 - k], sizes[k], align_corners)

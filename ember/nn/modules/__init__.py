@@ -18,3 +18,6 @@ from .loss import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403
+from .attention import *  # noqa: F401,F403
+from .transformer import *  # noqa: F401,F403

@@ -152,10 +152,19 @@ class ModuleList(Module):
         return self
 
     def __repr__(self):
-        if not self._modules:
-            return "ModuleList()"
-        lines = [f"({k}): " + _addindent(repr(m), 2) for k, m in self._modules.items()]
-        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
+        """PyTorch's form: the class name, and runs of equal entries as `(i-j): n x repr`."""
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        runs = []                       # [start, end, repr]
+        for i, r in enumerate(reprs):
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = [_addindent(f"({a}): {r}" if a == b else f"({a}-{b}): {b - a + 1} x {r}", 2)
+                 for a, b, r in runs]
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ModuleDict(Module):

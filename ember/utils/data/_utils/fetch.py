@@ -1,0 +1,58 @@
+"""Fetchers: turn one entry of the index sampler into one collated item."""
+
+__all__ = ["_MapDatasetFetcher", "_IterableDatasetFetcher"]
+
+
+class _BaseDatasetFetcher:
+    def __init__(self, dataset, auto_collation, collate_fn, drop_last):
+        self.dataset = dataset
+        self.auto_collation = auto_collation
+        self.collate_fn = collate_fn
+        self.drop_last = drop_last
+
+
+class _IterableDatasetFetcher(_BaseDatasetFetcher):
+    """Takes the next sample (or the next batch_size samples) from the dataset's iterator;
+    StopIteration once it is exhausted (a short last batch unless drop_last)."""
+
+    def __init__(self, dataset, auto_collation, collate_fn, drop_last):
+        super().__init__(dataset, auto_collation, collate_fn, drop_last)
+        self.dataset_iter = iter(dataset)
+        self.ended = False
+
+    def fetch(self, possibly_batched_index):
+        if self.ended:
+            raise StopIteration
+        if self.auto_collation:
+            data = []
+            for _ in possibly_batched_index:
+                try:
+                    data.append(next(self.dataset_iter))
+                except StopIteration:
+                    self.ended = True
+                    break
+            if len(data) == 0 or (self.drop_last and len(data) < len(possibly_batched_index)):
+                raise StopIteration
+        else:
+            data = next(self.dataset_iter)
+        return self.collate_fn(data)
+
+
+class _MapDatasetFetcher(_BaseDatasetFetcher):
+    """dataset[i] for each index (or dataset.__getitems__(batch) when it has one)."""
+
+    def fetch(self, possibly_batched_index):
+        if self.auto_collation:
+            getitems = getattr(self.dataset, "__getitems__", None)
+            if getitems:
+                data = getitems(possibly_batched_index)
+            else:
+                data = [self.dataset[idx] for idx in possibly_batched_index]
+        else:
+            data = self.dataset[possibly_batched_index]
+        return self.collate_fn(data)
+
+
+def create_fetcher(kind_iterable, dataset, auto_collation, collate_fn, drop_last):
+    cls = _IterableDatasetFetcher if kind_iterable else _MapDatasetFetcher
+    return cls(dataset, auto_collation, collate_fn, drop_last)
