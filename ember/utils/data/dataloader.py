@@ -454,7 +454,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 w.join(timeout=1.0)
                 if w.is_alive():
                     print("STUCK", w.pid, "dataset", type(self._dataset), file=sys.stderr)
-                    _tb.print_stack(file=sys.stderr)
+                    import faulthandler as _fh; _fh.dump_traceback(all_threads=True)
                     os.kill(w.pid, _sig.SIGUSR1); _t.sleep(0.5)
                 w.join(timeout=_utils.worker.MP_STATUS_CHECK_INTERVAL)
             for q in self._index_queues:
