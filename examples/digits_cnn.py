@@ -21,7 +21,7 @@ else:
     import ember as torch
 nn = torch.nn
 F = torch.nn.functional
-from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
+DataLoader, TensorDataset = torch.utils.data.DataLoader, torch.utils.data.TensorDataset
 
 
 class DigitsCNN(nn.Module):

@@ -453,13 +453,13 @@ class _Slow(ED.Dataset):
         return 4
 
     def __getitem__(self, i):
-        time.sleep(3.0 if i == 1 else 0.0)
+        time.sleep(1.0 if i == 1 else 0.0)
         return i
 
 
 def test_timeout():
-    with pytest.raises(RuntimeError, match=r"DataLoader timed out after 0\.3 seconds"):
-        list(ED.DataLoader(_Slow(), batch_size=None, num_workers=2, timeout=0.3))
+    with pytest.raises(RuntimeError, match=r"DataLoader timed out after 0\.2 seconds"):
+        list(ED.DataLoader(_Slow(), batch_size=None, num_workers=2, timeout=0.2))
 
 
 class _Dies(ED.Dataset):

@@ -448,14 +448,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             for wid, q in enumerate(self._index_queues):
                 if self._persistent_workers or self._workers_status[wid]:
                     q.put(None)
-            import time as _t, signal as _sig, traceback as _tb
             for w in self._workers:
-                t0 = _t.time()
-                w.join(timeout=1.0)
-                if w.is_alive():
-                    print("STUCK", w.pid, "dataset", type(self._dataset), file=sys.stderr)
-                    import faulthandler as _fh; _fh.dump_traceback(all_threads=True)
-                    os.kill(w.pid, _sig.SIGUSR1); _t.sleep(0.5)
                 w.join(timeout=_utils.worker.MP_STATUS_CHECK_INTERVAL)
             for q in self._index_queues:
                 q.cancel_join_thread()

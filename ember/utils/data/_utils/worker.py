@@ -5,7 +5,7 @@ collates, and puts (send_idx, batch) on the shared result queue. Tensors cross t
 queue as pickles of their NumPy arrays (Tensor.__reduce_ex__) and are rebuilt in the
 parent. An exception travels as an ExceptionWrapper carrying the worker's formatted
 traceback; the parent re-raises it. A worker exits on a None task, or when it sees
-that its parent is gone (it polls every MP_STATUS_CHECK_INTERVAL seconds).
+that its parent is gone or the done event is set (it polls every _DONE_POLL_INTERVAL s).
 """
 import os
 import random
@@ -15,6 +15,10 @@ import traceback
 __all__ = ["get_worker_info", "WorkerInfo", "ExceptionWrapper"]
 
 MP_STATUS_CHECK_INTERVAL = 5.0
+# An idle worker also checks the done event this often: when the parent's iterator is
+# collected as cyclic garbage, its index queues' feeder threads may already be gone,
+# and the None that asks a worker to stop is then never delivered.
+_DONE_POLL_INTERVAL = 0.1
 
 _worker_info = None
 
@@ -149,8 +153,6 @@ def _worker_loop(kind_iterable, dataset, index_queue, data_queue, done_event, au
     import queue
     from .fetch import create_fetcher
     global _worker_info
-    import faulthandler, signal
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         seed = base_seed + worker_id
         _seed_worker(seed, base_seed, worker_id)
@@ -169,8 +171,10 @@ def _worker_loop(kind_iterable, dataset, index_queue, data_queue, done_event, au
             if os.getppid() != parent_pid:      # the parent died: nobody will read
                 break
             try:
-                r = index_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
+                r = index_queue.get(timeout=_DONE_POLL_INTERVAL)
             except queue.Empty:
+                if done_event.is_set():         # shutdown, even if the None got lost
+                    break
                 continue
             if isinstance(r, _ResumeIteration):
                 _put(data_queue, (r, None), worker_id)
