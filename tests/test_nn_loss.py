@@ -97,7 +97,8 @@ LOSSES = {
     "multilabel_margin_1d": (lambda L, r, x: F(L).multilabel_margin_loss(x, T(L, MLT[0]),
                                                                          reduction=r), [X[0]]),
     "nll": (lambda L, r, x: F(L).nll_loss(x, T(L, CLS), reduction=r), [X]),
-    "nll_weight_ignore": (lambda L, r, x: F(L).nll_loss(x, T(L, CLS), T(L, W5).to(x.dtype), ignore_index=3,
+    "nll_weight_ignore": (lambda L, r, x: F(L).nll_loss(x, T(L, CLS), T(L, W5).to(x.dtype),
+                                                        ignore_index=3,
                                                         reduction=r), [X]),
     "nll_1d": (lambda L, r, x: F(L).nll_loss(x, L.tensor(2), reduction=r), [X[0]]),
     "nll_2d_spatial": (lambda L, r, x: F(L).nll_loss(x, T(L, ints(3, 2, 4, 5)), reduction=r),
@@ -120,6 +121,10 @@ LOSSES = {
     "ce_probs": (lambda L, r, x, q: F(L).cross_entropy(x, q, reduction=r), [X, Q]),
     "ce_probs_weight_smoothing": (lambda L, r, x, q: F(L).cross_entropy(
         x, q, T(L, W5), label_smoothing=0.25, reduction=r), [X, Q]),
+    "ce_probs_weight_grad": (lambda L, r, x, q, w: F(L).cross_entropy(x, q, w, reduction=r),
+                             [X, Q, W5]),
+    "multilabel_soft_margin_weight_grad": (lambda L, r, x, q, w: F(L).multilabel_soft_margin_loss(
+        x, q, w, reduction=r), [X, Q, W5]),
     "ce_probs_kd": (lambda L, r, x, q: F(L).cross_entropy(x, q, reduction=r),
                     [rn(2, 3, 4), un(2, 3, 4)]),
 }
@@ -330,7 +335,8 @@ MODULES = [
     ("L1Loss()", LOSSES["l1"][1]), ("MSELoss(reduction='sum')", LOSSES["mse"][1]),
     ("HuberLoss(delta=0.5)", [X, Y]), ("SmoothL1Loss(beta=2.0)", [X, Y]),
     ("SoftMarginLoss()", [X, Const(sign(4, 5))]), ("BCELoss(weight=W)", [P, Q]),
-    ("BCEWithLogitsLoss(weight=W, pos_weight=W)", [X, Q]), ("KLDivLoss(reduction='batchmean')", [X, Q]),
+    ("BCEWithLogitsLoss(weight=W, pos_weight=W)", [X, Q]),
+    ("KLDivLoss(reduction='batchmean')", [X, Q]),
     ("KLDivLoss(log_target=True, reduction='sum')", [X, Y]),
     ("PoissonNLLLoss(log_input=False, full=True)", [P, Q]),
     ("GaussianNLLLoss(full=True)", [X, Y, P]), ("NLLLoss(weight=W, ignore_index=1)", [X, CLS]),
@@ -394,6 +400,29 @@ def test_autocast_runs_losses_like_torch(name):
 
 
 # ------------------------------------------------------------------------ errors
+
+NOT_DIFFERENTIABLE = {   # PyTorch refuses these arguments with requires_grad at forward time
+    "nll_weight": lambda L, x, w: F(L).nll_loss(x, T(L, CLS), w),
+    "ce_weight": lambda L, x, w: F(L).cross_entropy(x, T(L, CLS), w, label_smoothing=0.1),
+    "bce_weight": lambda L, x, w: F(L).binary_cross_entropy(x.sigmoid(), x.sigmoid(), w),
+    "bce_logits_pos_weight": lambda L, x, w: F(L).binary_cross_entropy_with_logits(
+        x, x.sigmoid(), pos_weight=w),
+    "multi_margin_weight": lambda L, x, w: F(L).multi_margin_loss(x, T(L, CLS), weight=w),
+    "soft_margin_target": lambda L, x, w: F(L).soft_margin_loss(x, w.expand(4, 5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_DIFFERENTIABLE))
+def test_not_differentiable_arguments_raise_like_torch(name):
+    msgs = []
+    for L in (torch, ember):
+        w = T(L, W5).requires_grad_(True)
+        with pytest.raises(RuntimeError) as e:
+            NOT_DIFFERENTIABLE[name](L, T(L, X), w)
+        msgs.append(str(e.value))
+        with L.no_grad():       # no grad mode: no graph, no error
+            NOT_DIFFERENTIABLE[name](L, T(L, X), w)
+    assert msgs[0] == msgs[1]
 
 ERRORS = {
     "nll_0d": (lambda L, x: F(L).nll_loss(x.sum(), L.tensor(0)), X),

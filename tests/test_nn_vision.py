@@ -46,6 +46,15 @@ def test_interpolate_per_dim_sizes_and_scales():
     check(lambda L, a: F(L).interpolate(a, size=1, mode="linear", align_corners=True), X1)
 
 
+def test_interpolate_gather_path_for_large_or_non_finite_inputs():
+    """Large (in * out > 2**16) or non-finite inputs take per-tap gathers, not the matrix."""
+    check(lambda L, a: F(L).interpolate(a, size=12000, mode="linear"), X1[:1, :2])
+    x = X2.copy()
+    x[0, 0, 2, 3], x[1, 2, 0, 0] = np.inf, np.nan
+    for mode in ("bilinear", "bicubic"):
+        check(lambda L, a: F(L).interpolate(a, scale_factor=1.5, mode=mode), x, grad=False)
+
+
 def test_interpolate_dtypes_and_layouts():
     check(lambda L, a: F(L).interpolate(a, scale_factor=2, mode="bilinear"), NC(X2))
     check(lambda L, a: F(L).interpolate(a, size=(3, 9), mode="bicubic"),

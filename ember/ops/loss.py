@@ -415,8 +415,7 @@ def _nll_meta(x, t, w, reduction, ignore_index):
 
 def _nll_kernel(x, t, w, reduction, ignore_index):
     cdim = 0 if x.ndim == 1 else 1
-    c = x.shape[cdim]
-    valid = t != ignore_index
+    valid = t != ignore_index       # the meta checked the class range (check=True)
     comp = _comp_np(x.dtype)
     tc = np.where(valid, t, 0).astype(np.intp)
     picked = np.take_along_axis(x, np.expand_dims(tc, cdim), cdim)
@@ -553,12 +552,14 @@ def _ctc_check(lp, targets, il, tl, blank):
     if len(tl) != n:
         raise RuntimeError("target_lengths must be of size batch_size")
     if targets.dtype not in (D.int64, D.int32):
-        raise RuntimeError(f"Expected tensor for argument #2 'targets' to have one of the "
-                           f"following scalar types: Long, Int; but got {_type_name(targets.dtype)}")
+        raise RuntimeError("Expected tensor for argument #2 'targets' to have one of the "
+                           "following scalar types: Long, Int; but got "
+                           f"{_type_name(targets.dtype)}")
     for b in range(n):
         if il[b] > tsteps or il[b] < 0:
             raise RuntimeError(f"Expected input_lengths to have value at most {tsteps}, but got "
-                               f"value {il[b]} (while checking arguments for ctc_loss_allocate_outputs)")
+                               f"value {il[b]} (while checking arguments for "
+                               "ctc_loss_allocate_outputs)")
         if tl[b] < 0:
             raise RuntimeError(f"Expected target_lengths to be nonnegative, but got {tl[b]}")
     if targets.dim() == 1:

@@ -98,6 +98,7 @@ def _resample(x, mode, out_size, scales, align_corners):
     n = len(out_size)
     low = x.dtype in (D.float16, D.bfloat16)
     y = x.float() if low else x
+    finite = "nearest" in mode or bool(y.detach().isfinite().all())
     for k in range(n):
         dim = y.dim() - n + k
         i, o = y.shape[dim], out_size[k]
@@ -108,6 +109,9 @@ def _resample(x, mode, out_size, scales, align_corners):
             continue
         taps = _cubic_taps(i, o, scale, align_corners) if mode == "bicubic" else \
             _linear_taps(i, o, scale, align_corners)
+        if i * o <= _DENSE_MAX and finite:
+            y = _dense_resample(y, dim, taps, i, o)
+            continue
         shape = [o] + [1] * (y.dim() - dim - 1)
         acc = None
         for idx, w in taps:
@@ -116,6 +120,19 @@ def _resample(x, mode, out_size, scales, align_corners):
             acc = term if acc is None else acc + term
         y = acc
     return y.to(x.dtype) if low else y
+
+
+_DENSE_MAX = 1 << 16     # sizes whose (out, in) interpolation matrix is small enough
+
+
+def _dense_resample(y, dim, taps, i, o):
+    """The taps as one (o, i) matrix applied with matmul (BLAS, and a matmul backward);
+    only for finite inputs, where the matrix's zeros cannot meet an inf."""
+    m = np.zeros((o, i))
+    for idx, w in taps:
+        np.add.at(m, (np.arange(o), idx), w)
+    mt = tensor(m.T, dtype=y.dtype)
+    return (y.movedim(dim, -1) @ mt).movedim(-1, dim)
 
 
 def _check_sizes(x, out_size):

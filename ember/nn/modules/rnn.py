@@ -30,7 +30,7 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 # ------------------------------------------------------------------ one time step
 
 def _rnn_step(act):
-    def step(xw, h, w_hh, b_hh, state=None):
+    def step(xw, h, w_hh, b_hh):
         return act(xw + F.linear(h, w_hh, b_hh)), None
     return step
 
@@ -48,7 +48,7 @@ def _lstm_step(xw, h, w_hh, b_hh, c, w_hr=None):
     return h, c
 
 
-def _gru_step(xw, h, w_hh, b_hh, state=None):
+def _gru_step(xw, h, w_hh, b_hh):
     gh = F.linear(h, w_hh, b_hh)
     size = h.shape[1]
     rz = (xw[:, :2 * size] + gh[:, :2 * size]).sigmoid()
