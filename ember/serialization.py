@@ -90,13 +90,13 @@ def _raw_bytes(root):
 
 
 class _Pickler(pickle._Pickler):
-    """protocol 2 pickler that writes ember tensors, dtypes, Size and device under
-    torch's names, and storages as torch's persistent ids."""
+    """Pickler (protocol 2 by default, as PyTorch's) that writes ember tensors, dtypes,
+    Size and device under torch's names, and storages as torch's persistent ids."""
 
     dispatch = dict(pickle._Pickler.dispatch)
 
-    def __init__(self, file):
-        super().__init__(file, protocol=2)
+    def __init__(self, file, protocol=2):
+        super().__init__(file, protocol=protocol)
         self.storages = {}          # key -> _StorageRef, in key order
         self._roots = {}            # id(root array) -> (_StorageRef, root) (root kept alive)
         self._globals = {}
@@ -216,10 +216,10 @@ def _write_zip(f, records):
                         min(cd_size, 0xFFFFFFFF), min(cd_start, 0xFFFFFFFF), 0))
 
 
-def _records(obj, archive="archive"):
+def _records(obj, protocol=2, archive="archive"):
     """The checkpoint's (name, data) records in PyTorch's order."""
     buf = io.BytesIO()
-    pickler = _Pickler(buf)
+    pickler = _Pickler(buf, protocol)
     pickler.dump(obj)
     serialization_id = str(int.from_bytes(os.urandom(16), "little")).rjust(40, "0")[:40]
     recs = [("data.pkl", buf.getvalue()), (".format_version", b"1"),
@@ -238,12 +238,13 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     old file intact."""
     if pickle_module is not None and pickle_module is not pickle:
         raise NotImplementedError("ember.save: pickle_module other than pickle")
-    if pickle_protocol != 2:
-        raise NotImplementedError("ember.save: pickle_protocol other than 2 (PyTorch's "
-                                  "checkpoint protocol)")
+    if not 2 <= pickle_protocol <= pickle.HIGHEST_PROTOCOL:
+        raise ValueError(f"ember.save: pickle_protocol must be in 2..{pickle.HIGHEST_PROTOCOL} "
+                         f"(persistent ids need a binary protocol), got {pickle_protocol}")
     if not _use_new_zipfile_serialization:
         raise NotImplementedError("ember.save: the legacy (non-zip) format")
-    records = _records(obj)       # pickle first: a pickling error never touches the file
+    # pickle first: a pickling error never touches the file
+    records = _records(obj, pickle_protocol)
     if not isinstance(f, (str, os.PathLike)):
         _write_zip(f, records)
         return

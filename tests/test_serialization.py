@@ -391,3 +391,14 @@ def test_safetensors_round_trip(tmp_path):
     assert est.load(est.save(sd))["nc"].equal(sd["nc"])
     with pytest.raises(ValueError, match="complex128"):
         est.save({"c": ember.zeros(2, dtype=ember.complex128)})
+
+
+@pytest.mark.parametrize("protocol", [2, 4, 5])
+def test_pickle_protocols(tmp_path, protocol):
+    obj = {"a": ember.arange(3.0), "b": [1, "x"]}
+    ember.save(obj, tmp_path / "p.pt", pickle_protocol=protocol)
+    out = torch.load(tmp_path / "p.pt", weights_only=protocol == 2)
+    _same(obj["a"], out["a"])
+    assert ember.load(tmp_path / "p.pt")["b"] == [1, "x"]
+    with pytest.raises(ValueError):
+        ember.save(obj, tmp_path / "p.pt", pickle_protocol=1)

@@ -311,7 +311,7 @@ def window_sum_transposed(g, n, kernel, stride, padding, isize):
 
 def _avg_pool_vjp(n):
     def vjp(ctx, grad):
-        _, kernel, stride, padding, ceil_mode, cip, dov = ctx.args
+        _, kernel, stride, padding, _, cip, dov = ctx.args
         kernel, stride, padding = _avg_args(n, kernel, stride, padding)
         isize = tuple(ctx.shapes[0][-n:])
         osize = tuple(grad.shape[-n:])
