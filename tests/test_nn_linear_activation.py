@@ -455,3 +455,10 @@ def test_functional_namespace_has_torch_names():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ember.nn.functional.relu(ember.randn(2))
+
+
+@pytest.mark.parametrize("p", [2, 1, 0.5, float("inf")])
+def test_pdist_matches_torch(p):
+    from oracle import check
+    x = np.random.default_rng(3).standard_normal((5, 3))
+    check(lambda L, a: L.nn.functional.pdist(a, p), x)

@@ -10,7 +10,7 @@ from ...ops.activation import _get_softmax_dim
 from ...ops.creation import arange, zeros_like
 
 __all__ = ["softmax", "softmin", "log_softmax", "one_hot", "normalize", "cosine_similarity",
-           "pairwise_distance", "gumbel_softmax"]
+           "pairwise_distance", "gumbel_softmax", "pdist"]
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -115,3 +115,18 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     index = y_soft.max(dim, keepdim=True)[1]
     y_hard = zeros_like(logits).scatter_(dim, index, 1.0)
     return y_hard - y_soft.detach() + y_soft
+
+
+def pdist(input, p=2):
+    """Distances between all pairs of rows (the upper triangle of cdist(x, x), row-major)."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    import ember
+    n = input.shape[0]
+    if n < 2:
+        return input.new_zeros(0)
+    i, j = ember.triu_indices(n, n, 1)
+    diff = input[i] - input[j]
+    return ember.linalg.vector_norm(diff, ord=p, dim=1)
