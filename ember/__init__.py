@@ -81,7 +81,7 @@ from . import optim  # noqa: E402
 def _export_nn_functions():
     """torch exposes many nn.functional ops at the top level (torch.conv2d, torch.dropout...)."""
     from .nn import functional as F
-    from .ops import conv as _conv, norm as _norm, embedding as _emb
+    from .ops import conv as _conv, norm as _norm, embedding as _emb, pool as _pool
     names = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "avg_pool1d",
              "bilinear", "binary_cross_entropy_with_logits", "celu", "channel_shuffle",
              "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -90,12 +90,12 @@ def _export_nn_functions():
              "kl_div", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d",
              "max_pool1d_with_indices", "pairwise_distance", "pdist", "pixel_shuffle",
              "pixel_unshuffle", "poisson_nll_loss", "prelu", "rrelu", "selu", "threshold",
-             "triplet_margin_loss", "native_channel_shuffle"]
+             "triplet_margin_loss", "native_channel_shuffle", "affine_grid_generator"]
     g = globals()
     for n in names:
         if n not in g and hasattr(F, n):
             g[n] = getattr(F, n)
-    for mod in (_conv, _norm, _emb):
+    for mod in (_conv, _norm, _emb, _pool):
         for n in getattr(mod, "__all__", ()):
             g.setdefault(n, getattr(mod, n))
 

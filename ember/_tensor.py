@@ -4,7 +4,6 @@ Note: attributes that most tensors never set (grad, grad_fn, _base, hooks) are
 class-level defaults, so wrapping a kernel's output sets only three attributes.
 Math methods are attached by the op modules in `ember/ops/`, which own them.
 """
-import weakref
 
 import numpy as np
 
@@ -272,7 +271,7 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is "
+            raise RuntimeError("Boolean value of Tensor with more than one value is "
                                "ambiguous" if self._data.size else
                                "Boolean value of Tensor with no values is ambiguous")
         return bool(self.item())

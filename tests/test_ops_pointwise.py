@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 
 from oracle import check, check_error, gradcheck, randn, NC, torch
-import ember
 
 F32, F64, F16, I32, I64, U8, B = (np.float32, np.float64, np.float16, np.int32, np.int64,
                                   np.uint8, np.bool_)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from oracle import NC, check, check_error, randn, torch
-from opinfo import OpInfo, S, E, make_tests, F16, F32, F64, I32, I64, B, C128
+from opinfo import OpInfo, S, E, make_tests, F16, F32, I32, I64, B, C128
 import ember
 
 A = randn(3, 4)

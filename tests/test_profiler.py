@@ -1,12 +1,11 @@
 """ember.profiler against torch.profiler: events, names, memory, schedule, exports."""
 import json
 
-import numpy as np
 import pytest
 
 from oracle import torch
 import ember
-from ember.profiler import profile, record_function, schedule, ProfilerAction
+from ember.profiler import profile, record_function, schedule
 
 
 def program(L):

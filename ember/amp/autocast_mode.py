@@ -113,8 +113,8 @@ class autocast:
         if device_type == "cpu" and enabled and dtype not in _ALLOWED["cpu"]:
             import warnings
             warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling "
-                          f"autocast.\nCPU Autocast only supports dtype of torch.bfloat16, "
-                          f"torch.float16 currently.")
+                          "autocast.\nCPU Autocast only supports dtype of torch.bfloat16, "
+                          "torch.float16 currently.")
             enabled = False
         self.fast_dtype = dtype
         self._enabled = enabled

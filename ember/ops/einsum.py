@@ -76,7 +76,7 @@ def _parse(eq, n_ops):
 
 def _sublist_equation(args):
     """einsum(op1, sub1, op2, sub2, ..., [out]) -> (equation, operands)."""
-    ops, terms = list(args[0::2]), []
+    ops = list(args[0::2])
     subs = list(args[1::2])
     out = None
     if len(ops) > len(subs):              # the last item is the output sublist

@@ -278,7 +278,6 @@ def frexp(input, *, out=None):
     from .creation import from_numpy
     m, e = np.frexp(input.detach()._data.astype(np.float32 if input.dtype.itemsize == 2
                                                  else input._data.dtype))
-    from .reduction import return_type
     res = _FREXP(from_numpy(m.astype(input.dtype.np)), from_numpy(e.astype(np.int32)))
     return res
 

@@ -23,7 +23,6 @@ __all__ = []
 def _public(op, name=None, method=True, inplace_method=True, arity=None):
     """Make ember.<name>(input, ..., *, out=None), Tensor.<name> and Tensor.<name>_."""
     name = name or op.name
-    n = arity or op.arity
 
     def fn(*args, out=None):
         res = dispatch(op, args)

@@ -1,7 +1,6 @@
 """Samples for the fused activation ops and linear (ember/nn/functional/_activation.py,
 _linear.py). Inputs avoid the kinks (0, +-3, +-lambda) so gradcheck's finite
 differences stay on one side."""
-import ember
 import ember.nn.functional as F
 
 from ._util import t

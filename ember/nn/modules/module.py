@@ -9,7 +9,6 @@ inputs and outputs in identity autograd Functions: the output one collects
 grad_output (and runs backward pre-hooks), the input one fires the hooks with
 grad_input.
 """
-import functools
 import itertools
 import warnings
 from collections import OrderedDict, namedtuple

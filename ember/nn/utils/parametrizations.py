@@ -1,6 +1,5 @@
 """Parametrizations: weight_norm, spectral_norm and orthogonal
 (torch.nn.utils.parametrizations), built on nn.utils.parametrize."""
-from ... import _dtype as D
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from ..modules.module import Module
