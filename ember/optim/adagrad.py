@@ -37,13 +37,8 @@ class Adagrad(Optimizer):
         state["step"] = _scalar_state(0.0)
         state["sum"] = full_like(p, complex(v, v) if p.is_complex() else v)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
+    _group_defaults = {"foreach": None, "maximize": False, "differentiable": False,
+                       "fused": None}
 
     def _init_group(self, group, params, grads, state_sums, state_steps):
         for p in group["params"]:

@@ -24,13 +24,8 @@ class Adamax(Optimizer):
         super().__init__(params, defaults)
         _check_no_fused("Adamax", None, differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
+    _group_defaults = {"foreach": None, "maximize": False, "differentiable": False,
+                       "capturable": False}
 
     def _init_group(self, group, params, grads, exp_avgs, exp_infs, state_steps):
         for p in group["params"]:

@@ -28,14 +28,8 @@ class NAdam(Optimizer):
         super().__init__(params, defaults)
         _check_no_fused("NAdam", None, differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
+    _group_defaults = {"maximize": False, "foreach": None, "capturable": False,
+                       "differentiable": False, "decoupled_weight_decay": False}
 
     def _init_group(self, group, params, grads, exp_avgs, exp_avg_sqs, mu_products,
                     state_steps):

@@ -124,6 +124,9 @@ class Optimizer:
         for param_group in param_groups:
             self.add_param_group(param_group)
 
+    # group keys an older pickled optimizer may lack (filled in by __setstate__)
+    _group_defaults = {}
+
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
@@ -137,6 +140,9 @@ class Optimizer:
                 setattr(self, name, OrderedDict())
         self._patch_step_function()
         self.defaults.setdefault("differentiable", False)
+        for group in self.param_groups:          # keys added since the state was saved
+            for key, value in self._group_defaults.items():
+                group.setdefault(key, value)
 
     def __repr__(self):
         s = self.__class__.__name__ + " ("

@@ -26,14 +26,8 @@ class RAdam(Optimizer):
         super().__init__(params, defaults)
         _check_no_fused("RAdam", None, differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("capturable", False)
+    _group_defaults = {"foreach": None, "maximize": False, "differentiable": False,
+                       "decoupled_weight_decay": False, "capturable": False}
 
     def _init_group(self, group, params, grads, exp_avgs, exp_avg_sqs, state_steps):
         for p in group["params"]:

@@ -28,15 +28,8 @@ class RMSprop(Optimizer):
         super().__init__(params, defaults)
         _check_no_fused("RMSprop", None, differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
+    _group_defaults = {"momentum": 0, "centered": False, "foreach": None, "maximize": False,
+                       "differentiable": False, "capturable": False}
 
     def _init_group(self, group, params, grads, square_avgs, momentum_buffer_list, grad_avgs,
                     state_steps):

@@ -21,13 +21,8 @@ class Rprop(Optimizer):
         super().__init__(params, defaults)
         _check_no_fused("Rprop", None, differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
+    _group_defaults = {"foreach": None, "maximize": False, "differentiable": False,
+                       "capturable": False}
 
     def _init_group(self, group, params, grads, prevs, step_sizes, state_steps):
         for p in group["params"]:
