@@ -63,6 +63,20 @@ class _CachedStorage(_Storage):
             self.pool.recycle(self.buf)
 
 
+PENDING = {}        # id(array) -> its _CachedStorage, for kernels that return plain arrays
+
+
+def cached_out(shape, npdtype):
+    """An output buffer from the active caching allocator (None without one); `wrap`
+    picks up its storage when the kernel returns this array."""
+    got = cached_empty(shape, npdtype)
+    if got is None:
+        return None
+    arr, storage = got
+    PENDING[id(arr)] = storage
+    return arr
+
+
 def cached_empty(shape, npdtype):
     """(array, storage) from the active caching allocator, or None when there is none."""
     pool = CACHE[0]

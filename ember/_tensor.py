@@ -10,7 +10,7 @@ import numpy as np
 from . import _dtype as D
 from ._device import CPU, as_device
 from ._dispatch import STATE, TF, DisableTorchFunctionSubclass, convert, overrides_tf
-from ._memory import _Storage, new_storage, alias_storage
+from ._memory import _Storage, new_storage, alias_storage, PENDING as _PENDING
 
 
 class Tensor:
@@ -438,6 +438,11 @@ def wrap(arr, dt=None):
     t = _new(Tensor)
     t._data = arr
     t._dtype = D._FROM_NP[arr.dtype] if dt is None else dt
+    if _PENDING:                       # the kernel wrote into a caching-allocator buffer
+        s = _PENDING.pop(id(arr), None)
+        if s is not None:
+            t._storage = s
+            return t
     t._storage = new_storage(arr.nbytes)
     return t
 

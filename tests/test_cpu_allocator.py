@@ -88,3 +88,15 @@ def test_buffers_outlive_the_guard_safely():
         c = a * 2
     assert c.tolist() == (a * 2).tolist()
     del c
+
+
+def test_matmul_outputs_come_from_the_cache():
+    a, b = ember.randn(32, 16), ember.randn(16, 8)
+    expect = (a @ b).numpy().copy()
+    with ember.cpu.caching_allocator() as alloc:
+        for _ in range(3):
+            c = a @ b
+            np.testing.assert_allclose(c.numpy(), expect, rtol=1e-6)
+            del c
+        assert alloc.hits >= 2
+    gc.collect()

@@ -23,8 +23,12 @@ _MIN_BUCKET = 512
 
 
 def _bucket(nbytes):
-    """Round up to the next power of two (at least 512 bytes)."""
-    return max(_MIN_BUCKET, 1 << max(0, (nbytes - 1).bit_length()))
+    """Round up to the next of 8 steps per power of two (at least 512 bytes): coarse
+    enough that similar sizes share buffers, fine enough to waste at most 1/8."""
+    if nbytes <= _MIN_BUCKET:
+        return _MIN_BUCKET
+    step = 1 << max(0, (nbytes - 1).bit_length() - 3)
+    return (nbytes + step - 1) // step * step
 
 
 class CachingAllocator:
