@@ -190,7 +190,26 @@ def bench_dispatch():
         if not rg:
             fns["numpy"] = lambda: x + y
         rows.append(row(name, compare(fns), target=("torch", 1.0, "≤ 1.0× torch")))
+    rows.append(_profiled_dispatch())
     return rows
+
+
+def _profiled_dispatch():
+    """The same a + b while a profiler records every op (the profiler-off cost is the
+    first row: ember's profiler adds nothing to dispatch when it is not running)."""
+    fns = {}
+    for k, L in LIBS.items():
+        step = add_workload(L, False)
+        prof = L.profiler.profile()
+        prof.__enter__()
+        fns[k] = (prof, step)
+    try:
+        times = compare({k: f for k, (_, f) in fns.items()}, repeat=5, budget=0.02)
+    finally:
+        for prof, _ in fns.values():
+            prof.__exit__(None, None, None)
+    return row("dispatch: a + b, 10 float32, inside profile()", times,
+               note="per-op cost of recording an event; profiler off = first row")
 
 
 def bench_mlp():
