@@ -10,14 +10,24 @@ CPython's type cache, which made every tensor allocation ~0.25 µs slower.
 import sys
 import threading
 
-COUNT = [0, 0]      # [allocated bytes, peak bytes]
-_THREADED = [False]  # set once ember.jit.fork starts worker threads
+COUNT = [0, 0, 0, 0]  # [allocated bytes, peak bytes, total ever allocated, total freed]
+# When set, every count goes through _add (under a lock, keeping the two totals):
+# once ember.jit.fork has threads, or while a profiler records memory.
+_THREADED = [False]
 _LOCK = threading.Lock()
+_SLOW_USERS = [0, False]   # [profilers recording memory, threads started]
 
 
 def set_threaded(flag):
     """From now on, update the counters under a lock (read-modify-write is not atomic)."""
-    _THREADED[0] = flag
+    _SLOW_USERS[1] = bool(flag)
+    _THREADED[0] = _SLOW_USERS[1] or _SLOW_USERS[0] > 0
+
+
+def track_totals(on):
+    """A profiler with profile_memory=True needs allocated and freed bytes separately."""
+    _SLOW_USERS[0] += 1 if on else -1
+    _THREADED[0] = _SLOW_USERS[1] or _SLOW_USERS[0] > 0
 
 
 def _add(n, C=COUNT):
@@ -26,6 +36,10 @@ def _add(n, C=COUNT):
         C[0] = a
         if a > C[1]:
             C[1] = a
+        if n > 0:
+            C[2] += n
+        else:
+            C[3] -= n
 
 
 class _Storage:

@@ -185,3 +185,19 @@ def test_forked_work_is_profiled():
     with profile() as prof:
         ember.jit.wait(ember.jit.fork(lambda: ember.ones(3) * 5))
     assert any(e.name == "aten::mul" for e in prof.events())
+
+
+def test_allocated_and_freed_bytes_are_separate():
+    x = ember.ones(1000)
+    with profile(profile_memory=True) as prof:
+        with record_function("block"):
+            y = x * 2          # allocates 4000
+            z = y + 1          # allocates 4000
+            del y              # frees 4000
+    ev = {e.name: e for e in prof.events()}
+    assert ev["block"].allocated_bytes == 8000 and ev["block"].freed_bytes == 4000
+    assert ev["block"].cpu_memory_usage == 4000
+    assert ev["aten::mul"].allocated_bytes == 4000 and ev["aten::mul"].freed_bytes == 0
+    from ember._memory import _THREADED
+    assert not _THREADED[0] or ember.jit._POOL.threads    # totals tracking switched off
+    del z

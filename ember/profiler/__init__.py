@@ -141,6 +141,8 @@ class profile:
             return
         push_mode(self._mode)
         _state.push(self)
+        if self.profile_memory:
+            _memory.track_totals(True)
         self._apply_action(self._action)
 
     def stop(self):
@@ -149,6 +151,8 @@ class profile:
         if self._action in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE):
             self._finish_window()
         self._recording = False
+        if self.profile_memory:
+            _memory.track_totals(False)
         _state.pop(self)
         pop_mode(self._mode)
 
@@ -193,6 +197,8 @@ class profile:
                            _state.module_path() if self.with_modules else None,
                            _flops(flops_of, args) if self.with_flops and flops_of else 0,
                            _memory.COUNT[0] if self.profile_memory else 0)
+        if self.profile_memory:
+            ev._alloc_start, ev._freed_start = _memory.COUNT[2], _memory.COUNT[3]
         if st:
             ev.cpu_parent = st[-1]
         st.append(ev)
@@ -202,6 +208,8 @@ class profile:
         ev.end_us = time.perf_counter_ns() / 1000.0
         if self.profile_memory:
             ev.cpu_memory_usage = _memory.COUNT[0] - ev._mem_start
+            ev.allocated_bytes = _memory.COUNT[2] - ev._alloc_start
+            ev.freed_bytes = _memory.COUNT[3] - ev._freed_start
         st = self._stack()
         if st and st[-1] is ev:
             st.pop()

@@ -29,6 +29,8 @@ class FunctionEvent:
         self.flops = flops
         self._mem_start = mem_start
         self.cpu_memory_usage = 0
+        self.allocated_bytes = 0        # bytes allocated inside the event (children included)
+        self.freed_bytes = 0            # bytes freed inside the event
         self.cpu_children = []
         self.cpu_parent = None
         self.count = 1
@@ -48,6 +50,14 @@ class FunctionEvent:
     @property
     def self_cpu_memory_usage(self):
         return self.cpu_memory_usage - sum(c.cpu_memory_usage for c in self.cpu_children)
+
+    @property
+    def self_allocated_bytes(self):
+        return self.allocated_bytes - sum(c.allocated_bytes for c in self.cpu_children)
+
+    @property
+    def self_freed_bytes(self):
+        return self.freed_bytes - sum(c.freed_bytes for c in self.cpu_children)
 
     @property
     def cpu_time(self):
@@ -164,11 +174,13 @@ class EventList(list):
             events.append({"ph": "X", "cat": "cpu_op", "name": ev.name, "pid": pid,
                            "tid": ev.thread, "ts": ev.start_us, "dur": ev.cpu_time_total,
                            "args": args})
-            if self._profile_memory and ev.cpu_memory_usage:
-                events.append({"ph": "i", "s": "t", "cat": "cpu_instant_event",
-                               "name": "[memory]", "pid": pid, "tid": ev.thread,
-                               "ts": ev.end_us, "args": {"Bytes": ev.self_cpu_memory_usage,
-                                                         "Device Type": 0}})
+            if self._profile_memory and (ev.self_allocated_bytes or ev.self_freed_bytes):
+                for nbytes in (ev.self_allocated_bytes, -ev.self_freed_bytes):
+                    if nbytes:
+                        events.append({"ph": "i", "s": "t", "cat": "cpu_instant_event",
+                                       "name": "[memory]", "pid": pid, "tid": ev.thread,
+                                       "ts": ev.end_us, "args": {"Bytes": nbytes,
+                                                                 "Device Type": 0}})
         _atomic_write(path, json.dumps({"traceEvents": events, "displayTimeUnit": "ms",
                                         "schemaVersion": 1}))
 
