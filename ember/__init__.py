@@ -2,9 +2,10 @@
 import warnings as _warnings
 
 # Kernels follow IEEE semantics silently (inf/nan), as PyTorch does; NumPy's
-# floating-point warnings are attributed to the kernel's module, so filter there
-# instead of paying for np.errstate on every call.
-_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ember\.ops\.")
+# floating-point warnings are attributed to the kernel's module, so filter ember's
+# modules instead of paying for np.errstate on every call. (ember's own warnings use
+# UserWarning and its subclasses, never RuntimeWarning.)
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ember\.")
 from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16,
                      float32, float64, complex64, complex128, finfo, iinfo, promote_types,
                      can_cast, get_default_dtype, set_default_dtype)

@@ -90,7 +90,7 @@ def _run_callback(cb, fut):
         cb(fut)
     except Exception as e:      # PyTorch logs and swallows errors of plain callbacks
         import warnings
-        warnings.warn(f"Future callback raised {type(e).__name__}: {e}", RuntimeWarning)
+        warnings.warn(f"Future callback raised {type(e).__name__}: {e}", UserWarning)
 
 
 def _help_while_waiting(fut):

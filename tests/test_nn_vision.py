@@ -238,3 +238,19 @@ def test_autocast_grid_sampler_is_float32_and_upsample_keeps_dtype():
             assert str(F(L).grid_sample(a, gg, align_corners=False).dtype) == "torch.float32"
             assert str(F(L).interpolate(a, scale_factor=2, mode="bilinear").dtype) == \
                 "torch.bfloat16"
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+def test_grid_sample_nan_and_inf_coordinates_zeros_padding(mode):
+    """Non-finite grid points must not index out of range; with zeros padding the
+    result equals PyTorch's (NaN for interpolating modes, 0 for nearest)."""
+    import numpy as np
+    from oracle import torch
+    import ember
+    x = np.arange(4.0, dtype=np.float32).reshape(1, 1, 2, 2)
+    g = np.array([[[[np.nan, 0.0], [0.5, np.inf]]]], dtype=np.float32)
+    e = ember.nn.functional.grid_sample(ember.tensor(x), ember.tensor(g), mode=mode,
+                                        align_corners=False)
+    t = torch.nn.functional.grid_sample(torch.tensor(x), torch.tensor(g), mode=mode,
+                                        align_corners=False)
+    np.testing.assert_array_equal(e.numpy(), t.numpy())

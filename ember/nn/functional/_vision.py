@@ -321,7 +321,10 @@ def _grid_sample_decomp(input, grid, mode, padding_mode, align_corners):
             idx, w = per_dim[k][j]
             inside = (idx >= 0) & (idx <= sizes[k] - 1)
             valid = inside if valid is None else valid & inside
-            lin = lin + idx.clamp(0, sizes[k] - 1).long() * math.prod(sizes[k + 1:])
+            # NaN coordinates read a valid pixel (masked by `valid` or turned NaN by the
+            # weights below), never an out-of-range index
+            lin = lin + idx.nan_to_num(0.0).clamp(0, sizes[k] - 1).long() * \
+                math.prod(sizes[k + 1:])
             if w is not None:
                 weight = w if weight is None else weight * w
         g = flat.gather(2, lin.reshape(N, 1, M).expand(N, C, M))
