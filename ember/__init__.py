@@ -47,7 +47,7 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 from . import _numpy_protocol  # noqa: F401  (Tensor.__array__/__array_ufunc__/...)
 from ._tensor_str import set_printoptions, get_printoptions
 from . import overrides, utils, _subclasses  # noqa: F401
-from . import futures, jit, cpu, profiler, amp, nn  # noqa: F401
+from . import futures, jit, cpu, profiler, amp, nn, cuda, backends  # noqa: F401
 from .amp.autocast_mode import (autocast, is_autocast_enabled, get_autocast_dtype,  # noqa: F401
                                 set_autocast_enabled, set_autocast_dtype,
                                 get_autocast_cpu_dtype, is_autocast_cpu_enabled,
@@ -74,6 +74,37 @@ def is_complex(input):
 
 def numel(input):
     return input.numel()
+
+
+import builtins as _builtins  # noqa: E402  (ember.int/ember.max shadow the builtins here)
+
+_NUM_THREADS = [__import__("os").cpu_count() or 1]
+
+
+def get_num_threads():
+    return _NUM_THREADS[0]
+
+
+def set_num_threads(n):
+    """Sets the BLAS thread count through threadpoolctl when it is installed; the
+    value is reported by get_num_threads() either way."""
+    if not isinstance(n, _builtins.int) or n <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    _NUM_THREADS[0] = n
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return
+    threadpool_limits(n)
+
+
+def get_num_interop_threads():
+    return 1
+
+
+def set_num_interop_threads(n):
+    if not isinstance(n, _builtins.int) or n <= 0:
+        raise RuntimeError("set_num_interop_threads expects a positive integer")
 
 
 from .linalg import _top_level as _linalg_top; globals().update(_linalg_top.exports())  # noqa: E402,E702

@@ -1,0 +1,37 @@
+"""Module-level names PyTorch programs touch on a CPU build: torch.cuda, torch.backends,
+thread settings — they answer as PyTorch's CPU build does."""
+import pytest
+
+from oracle import torch
+import ember
+
+
+def test_cuda_reports_no_device_like_a_cpu_build():
+    assert ember.cuda.is_available() is torch.cuda.is_available() is False
+    assert ember.cuda.device_count() == torch.cuda.device_count() == 0
+    ember.cuda.manual_seed(0)
+    ember.cuda.manual_seed_all(0)
+    torch.cuda.manual_seed_all(0)
+    for L in (ember, torch):
+        with pytest.raises(AssertionError):
+            L.cuda.current_device()
+    ember.cuda.empty_cache()
+
+
+def test_backend_flags_exist():
+    for L in (ember, torch):
+        L.backends.cudnn.benchmark = False
+        L.backends.cudnn.deterministic = True
+        assert L.backends.mps.is_available() is False
+    ember.backends.cudnn.deterministic = False
+
+
+def test_thread_settings():
+    n = ember.get_num_threads()
+    assert n >= 1
+    ember.set_num_threads(1)
+    assert ember.get_num_threads() == 1
+    ember.set_num_threads(n)
+    with pytest.raises(RuntimeError):
+        ember.set_num_threads(0)
+    assert ember.get_num_interop_threads() >= 1
