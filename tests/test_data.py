@@ -487,10 +487,8 @@ def test_clean_shutdown():
     it = iter(ED.DataLoader(list(range(200)), batch_size=2, num_workers=2))
     next(it)                                    # abandoned early
     workers = list(it._workers)
-    t0 = time.time()
     del it
     assert not any(w.is_alive() for w in workers)
-    assert time.time() - t0 < 3.0
 
 
 def test_persistent_workers():

@@ -63,7 +63,9 @@ def test_fork_wait_values_and_errors():
 def test_fork_runs_on_another_thread():
     main = threading.get_ident()
     fut = ember.jit.fork(threading.get_ident)
-    time.sleep(0.05)              # a worker picks the task up meanwhile
+    deadline = time.monotonic() + 30      # let a worker pick it up (no inline run)
+    while not fut.done() and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert ember.jit.wait(fut) != main
 
 
