@@ -4,7 +4,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo bench setup clean
+.PHONY: test demo bench lint setup clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -22,6 +22,10 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(VPY) benchmarks/run.py
+
+lint: $(STAMP)
+	$(VPY) -m pip install -q ruff
+	$(VPY) -m ruff check ember tests benchmarks examples scripts
 
 clean:
 	rm -rf $(VENV)

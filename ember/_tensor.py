@@ -333,7 +333,8 @@ class Tensor:
 
     def register_post_accumulate_grad_hook(self, hook):
         if self.grad_fn is not None:
-            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
         if self._post_acc_hooks is None:
             self._post_acc_hooks = []
         self._post_acc_hooks.append(hook)

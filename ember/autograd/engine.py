@@ -308,7 +308,9 @@ def _validate(node, i, g, shape, dtype):
     if not isinstance(g, Tensor):
         raise TypeError(f"{node.name()}: gradient {i} is {type(g).__name__}, not a Tensor")
     if g._data.shape != shape:
-        g = g.sum_to_size(shape) if _expandable(shape, g._data.shape) else _shape_error(node, i, g, shape)
+        if not _expandable(shape, g._data.shape):
+            _shape_error(node, i, g, shape)
+        g = g.sum_to_size(shape)
     if g._dtype is not dtype:
         if g._dtype.is_complex and not dtype.is_complex:
             g = g.real
@@ -374,6 +376,7 @@ def _copy_like(g, var):
     if g._backend == "meta":       # meta/fake gradients have no data to copy
         return g.detach()
     b = var._data
-    out = np.empty_like(b) if (not b.flags.c_contiguous and _dense(b)) else np.empty(b.shape, b.dtype)
+    keep_layout = not b.flags.c_contiguous and _dense(b)
+    out = np.empty_like(b) if keep_layout else np.empty(b.shape, b.dtype)
     np.copyto(out, g._data)
     return wrap(out, var._dtype)

@@ -18,7 +18,8 @@ def _as_tuple(inp, arg_name, fn_name):
         inp = (inp,)
     for i, el in enumerate(inp):
         if not isinstance(el, Tensor):
-            where = f"the value at index {i} has type" if is_tuple else f"the given {arg_name} has type"
+            where = (f"the value at index {i} has type" if is_tuple
+                     else f"the given {arg_name} has type")
             raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a "
                             f"tuple of Tensors but {where} {type(el)}.")
     return is_tuple, inp

@@ -171,7 +171,8 @@ def _allclose(a, n, rtol, atol):
 
 def _mismatch_msg(a, n, i, k, out_is_complex, test_imag):
     part = "imaginary" if test_imag else "real"
-    prefix = f"While considering the {part} part of complex outputs only, " if out_is_complex else ""
+    prefix = (f"While considering the {part} part of complex outputs only, "
+              if out_is_complex else "")
     return (prefix + f"Jacobian mismatch for output {i:d} with respect to input {k:d},\n"
             f"numerical:{_show(n)}\nanalytical:{_show(a)}\n")
 
@@ -230,8 +231,9 @@ def _fast_check(func, inputs, func_out, eps, rtol, atol, nondet_tol, check_grad_
             continue
         for i, (o, v, jui) in enumerate(zip(diff_out, all_v, ju)):
             n = np.dot(v, jui)
-            g = _grad(o, diff_x, wrap((v * (1j if test_imag and o.is_complex() else 1)).astype(o._data.dtype)
-                                      .reshape(o._data.shape), o.dtype))[k]
+            scaled = v * (1j if test_imag and o.is_complex() else 1)
+            g = _grad(o, diff_x, wrap(scaled.astype(o._data.dtype).reshape(o._data.shape),
+                                      o.dtype))[k]
             vj = np.zeros(x.numel()) if g is None else np.array(g._data).reshape(-1)
             if isinstance(u, tuple):
                 a = np.dot(vj.real, u[0]) + 1j * np.dot(vj.imag, u[1])

@@ -121,7 +121,8 @@ class PointwiseOp(OpDef):
                 if x.dtype != cnp:
                     x = x.astype(cnp)
             elif isinstance(o, (int, float, complex, bool)) or isinstance(o, np.generic):
-                x = o if comp._kind >= 2 and not isinstance(o, complex) else np.asarray(o).astype(cnp)
+                weak = comp._kind >= 2 and not isinstance(o, complex)   # NumPy keeps cnp
+                x = o if weak else np.asarray(o).astype(cnp)
             elif o is None:
                 x = None
             else:

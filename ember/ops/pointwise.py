@@ -276,7 +276,10 @@ def _pow_vjp(ctx, g):
                 if not (a.is_complex() or b.is_complex()) else g * (out * a.log()).conj()
         else:
             import math
-            gb = g * (out * math.log(a)).conj() if a > 0 else (g * (out * 0)).masked_fill(b < 0, float("nan"))
+            if a > 0:
+                gb = g * (out * math.log(a)).conj()
+            else:
+                gb = (g * (out * 0)).masked_fill(b < 0, float("nan"))
     return ga, gb
 
 
@@ -419,7 +422,8 @@ def _install_methods():
     T.__imod__ = lambda a, b: inplace(REMAINDER, a, (a, b))
     T.__pow__ = lambda a, b, mod=None: pow(a, b)
     T.pow = pow
-    T.pow_ = lambda self, exponent: _pow_check(self, exponent) or inplace(POW, self, (self, exponent))
+    T.pow_ = lambda self, exponent: (_pow_check(self, exponent) or
+                                     inplace(POW, self, (self, exponent)))
     T.__rpow__ = lambda a, b: dispatch(POW, (b, a))
     T.__ipow__ = lambda a, b: inplace(POW, a, (a, b))
     T.__neg__ = _neg

@@ -222,8 +222,8 @@ unary("erfc", lambda a: _sp().erfc(a),
 unary("erfinv", lambda a: _sp().erfinv(a),
       lambda ctx, g: (g * (0.5 * math.sqrt(math.pi)) * (ctx.out * ctx.out).exp(),),
       allowed=NOT_COMPLEX, save_out=True)
-unary("lgamma", lambda a: np.where(a == -np.inf, np.inf, _sp().gammaln(a)), lambda ctx, g: (g * _x(ctx).digamma(),),
-      allowed=NOT_COMPLEX)
+unary("lgamma", lambda a: np.where(a == -np.inf, np.inf, _sp().gammaln(a)),
+      lambda ctx, g: (g * _x(ctx).digamma(),), allowed=NOT_COMPLEX)
 unary("digamma", lambda a: _sp().psi(a), lambda ctx, g: (g * polygamma(1, _x(ctx)),),
       allowed=NOT_COMPLEX)
 unary("i0", lambda a: _sp().i0(a), lambda ctx, g: (g * _i1(_x(ctx)),), allowed=NOT_COMPLEX)

@@ -84,7 +84,8 @@ def _check_view_dtype(self, dtype):
         raise RuntimeError(f"self.dim() cannot be 0 {what}")
     if self.stride(-1) != 1 and self._data.shape[-1] != 1:
         raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {self.stride(-1)}")
-    big, small = max(dtype.itemsize, self._dtype.itemsize), min(dtype.itemsize, self._dtype.itemsize)
+    sizes = (dtype.itemsize, self._dtype.itemsize)
+    big, small = max(sizes), min(sizes)
     ratio = big // small
     if dtype.itemsize > self._dtype.itemsize:
         if self._data.shape[-1] % ratio:
@@ -306,7 +307,9 @@ def t(input):
     if input._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{input._data.ndim}D")
-    return transpose(input, 0, 1) if input._data.ndim == 2 else dispatch(PERMUTE, (input, tuple(range(input._data.ndim))))
+    if input._data.ndim == 2:
+        return transpose(input, 0, 1)
+    return dispatch(PERMUTE, (input, tuple(range(input._data.ndim))))
 
 
 def _squeeze_kernel(a, dims):

@@ -371,7 +371,8 @@ def _glu_meta(x, dim):
 
 def _glu_kernel(x, dim):
     a, b = np.split(x, 2, axis=dim)
-    return (a * _sigmoid_np(b.astype(D.compute_dtype(D.from_numpy_dtype(x.dtype)).np))).astype(x.dtype)
+    comp = D.compute_dtype(D.from_numpy_dtype(x.dtype)).np
+    return (a * _sigmoid_np(b.astype(comp))).astype(x.dtype)
 
 
 def _glu_decomp(x, dim):
