@@ -27,28 +27,16 @@ class Adadelta(Optimizer):
     _group_defaults = {"foreach": None, "maximize": False, "differentiable": False,
                        "capturable": False}
 
-    def _init_group(self, group, params, grads, square_avgs, acc_deltas, state_steps):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params.append(p)
-            grads.append(p.grad)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _scalar_state(0.0)
-                state["square_avg"] = zeros_like(p)
-                state["acc_delta"] = zeros_like(p)
-            square_avgs.append(state["square_avg"])
-            acc_deltas.append(state["acc_delta"])
-            state_steps.append(state["step"])
-
     @_use_no_grad
     def step(self, closure=None):
         """One Adadelta step; `closure` re-evaluates the loss (returned)."""
         loss = _run_closure(closure)
         for group in self.param_groups:
-            params, grads, square_avgs, acc_deltas, state_steps = [], [], [], [], []
-            self._init_group(group, params, grads, square_avgs, acc_deltas, state_steps)
+            params, grads, (square_avgs, acc_deltas, state_steps) = self._gather(
+                group, ("square_avg", "acc_delta", "step"),
+                lambda p: {"step": _scalar_state(0.0),
+                           "square_avg": zeros_like(p),
+                           "acc_delta": zeros_like(p)})
             F.adadelta(params, grads, square_avgs, acc_deltas, state_steps, lr=group["lr"],
                        rho=group["rho"], eps=group["eps"], weight_decay=group["weight_decay"],
                        maximize=group["maximize"], capturable=group["capturable"])

@@ -27,28 +27,16 @@ class Adamax(Optimizer):
     _group_defaults = {"foreach": None, "maximize": False, "differentiable": False,
                        "capturable": False}
 
-    def _init_group(self, group, params, grads, exp_avgs, exp_infs, state_steps):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params.append(p)
-            grads.append(p.grad)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _scalar_state(0.0)
-                state["exp_avg"] = zeros_like(p)
-                state["exp_inf"] = zeros_like(p)
-            exp_avgs.append(state["exp_avg"])
-            exp_infs.append(state["exp_inf"])
-            state_steps.append(state["step"])
-
     @_use_no_grad
     def step(self, closure=None):
         """One Adamax step; `closure` re-evaluates the loss (returned)."""
         loss = _run_closure(closure)
         for group in self.param_groups:
-            params, grads, exp_avgs, exp_infs, state_steps = [], [], [], [], []
-            self._init_group(group, params, grads, exp_avgs, exp_infs, state_steps)
+            params, grads, (exp_avgs, exp_infs, state_steps) = self._gather(
+                group, ("exp_avg", "exp_inf", "step"),
+                lambda p: {"step": _scalar_state(0.0),
+                           "exp_avg": zeros_like(p),
+                           "exp_inf": zeros_like(p)})
             beta1, beta2 = group["betas"]
             F.adamax(params, grads, exp_avgs, exp_infs, state_steps, eps=group["eps"],
                      beta1=beta1, beta2=beta2, lr=group["lr"],

@@ -24,30 +24,17 @@ class ASGD(Optimizer):
     _group_defaults = {"foreach": None, "maximize": False, "differentiable": False,
                        "capturable": False}
 
-    def _init_group(self, group, params, grads, mus, axs, etas, state_steps):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params.append(p)
-            grads.append(p.grad)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _scalar_state(0.0)
-                state["eta"] = _scalar_state(_to_scalar(group["lr"]))
-                state["mu"] = _scalar_state(1.0)
-                state["ax"] = zeros_like(p)
-            mus.append(state["mu"])
-            axs.append(state["ax"])
-            etas.append(state["eta"])
-            state_steps.append(state["step"])
-
     @_use_no_grad
     def step(self, closure=None):
         """One ASGD step; `closure` re-evaluates the loss (returned)."""
         loss = _run_closure(closure)
         for group in self.param_groups:
-            params, grads, mus, axs, etas, state_steps = ([] for _ in range(6))
-            self._init_group(group, params, grads, mus, axs, etas, state_steps)
+            params, grads, (mus, axs, etas, state_steps) = self._gather(
+                group, ("mu", "ax", "eta", "step"),
+                lambda p: {"step": _scalar_state(0.0),
+                           "eta": _scalar_state(_to_scalar(group["lr"])),
+                           "mu": _scalar_state(1.0),
+                           "ax": zeros_like(p)})
             F.asgd(params, grads, axs, mus, etas, state_steps, lambd=group["lambd"],
                    lr=group["lr"], t0=group["t0"], alpha=group["alpha"],
                    weight_decay=group["weight_decay"], maximize=group["maximize"],

@@ -31,33 +31,17 @@ class NAdam(Optimizer):
     _group_defaults = {"maximize": False, "foreach": None, "capturable": False,
                        "differentiable": False, "decoupled_weight_decay": False}
 
-    def _init_group(self, group, params, grads, exp_avgs, exp_avg_sqs, mu_products,
-                    state_steps):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params.append(p)
-            grads.append(p.grad)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _scalar_state(0.0)
-                state["mu_product"] = _scalar_state(1.0)
-                state["exp_avg"] = zeros_like(p)
-                state["exp_avg_sq"] = zeros_like(p)
-            exp_avgs.append(state["exp_avg"])
-            exp_avg_sqs.append(state["exp_avg_sq"])
-            mu_products.append(state["mu_product"])
-            state_steps.append(state["step"])
-
     @_use_no_grad
     def step(self, closure=None):
         """One NAdam step; `closure` re-evaluates the loss (returned)."""
         loss = _run_closure(closure)
         for group in self.param_groups:
-            params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps = ([] for _ in
-                                                                               range(6))
-            self._init_group(group, params, grads, exp_avgs, exp_avg_sqs, mu_products,
-                             state_steps)
+            params, grads, (exp_avgs, exp_avg_sqs, mu_products, state_steps) = self._gather(
+                group, ("exp_avg", "exp_avg_sq", "mu_product", "step"),
+                lambda p: {"step": _scalar_state(0.0),
+                           "mu_product": _scalar_state(1.0),
+                           "exp_avg": zeros_like(p),
+                           "exp_avg_sq": zeros_like(p)})
             beta1, beta2 = group["betas"]
             F.nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps,
                     beta1=beta1, beta2=beta2, lr=group["lr"],

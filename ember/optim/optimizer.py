@@ -127,6 +127,25 @@ class Optimizer:
     # group keys an older pickled optimizer may lack (filled in by __setstate__)
     _group_defaults = {}
 
+    def _gather(self, group, keys, init):
+        """The group's params that have grads, their grads, and one list per state key.
+
+        `init(p)` gives the state (a dict, in PyTorch's key order) of a param seen for
+        the first time; every optimizer's step starts by collecting these lists.
+        """
+        params, grads, lists = [], [], [[] for _ in keys]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            params.append(p)
+            grads.append(p.grad)
+            state = self.state[p]
+            if len(state) == 0:
+                state.update(init(p))
+            for lst, key in zip(lists, keys):
+                lst.append(state[key])
+        return params, grads, lists
+
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 

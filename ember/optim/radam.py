@@ -29,28 +29,16 @@ class RAdam(Optimizer):
     _group_defaults = {"foreach": None, "maximize": False, "differentiable": False,
                        "decoupled_weight_decay": False, "capturable": False}
 
-    def _init_group(self, group, params, grads, exp_avgs, exp_avg_sqs, state_steps):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params.append(p)
-            grads.append(p.grad)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _scalar_state(0.0)
-                state["exp_avg"] = zeros_like(p)
-                state["exp_avg_sq"] = zeros_like(p)
-            exp_avgs.append(state["exp_avg"])
-            exp_avg_sqs.append(state["exp_avg_sq"])
-            state_steps.append(state["step"])
-
     @_use_no_grad
     def step(self, closure=None):
         """One RAdam step; `closure` re-evaluates the loss (returned)."""
         loss = _run_closure(closure)
         for group in self.param_groups:
-            params, grads, exp_avgs, exp_avg_sqs, state_steps = [], [], [], [], []
-            self._init_group(group, params, grads, exp_avgs, exp_avg_sqs, state_steps)
+            params, grads, (exp_avgs, exp_avg_sqs, state_steps) = self._gather(
+                group, ("exp_avg", "exp_avg_sq", "step"),
+                lambda p: {"step": _scalar_state(0.0),
+                           "exp_avg": zeros_like(p),
+                           "exp_avg_sq": zeros_like(p)})
             beta1, beta2 = group["betas"]
             F.radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, beta1=beta1,
                     beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],
