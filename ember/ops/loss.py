@@ -18,8 +18,7 @@ import math
 import numpy as np
 
 from .. import _dtype as D
-from .._dispatch import STATE
-from .._tensor import Tensor
+from ._composite import decomp_kernel, decomp_meta, decomp_vjp
 from ._registry import register
 
 __all__ = []
@@ -45,57 +44,9 @@ def _type_name(dtype):
             "float16": "Half", "bfloat16": "BFloat16"}.get(dtype.name, dtype.name)
 
 
-# ------------------------------------------------- composite ops defined by a decomp
-
-def _as_tensor(a):
-    if isinstance(a, np.ndarray):
-        from .creation import from_numpy
-        return from_numpy(a)
-    return a
-
-
-def _decomp_kernel(decomp):
-    def kernel(*arrays):
-        return decomp(*[_as_tensor(a) for a in arrays])._data
-    return kernel
-
-
-def _decomp_meta(decomp):
-    def meta(*args):
-        from ..autograd.grad_mode import no_grad
-        with no_grad():
-            out = decomp(*args)
-        return tuple(out.shape), out.dtype
-    return meta
-
-
-def _decomp_vjp(decomp):
-    """The vjp of a composite: rebuild its graph on the saved inputs and run the engine
-    on it (create_graph when the outer backward does, so higher orders work). Inputs
-    enter through a view (or a detached copy), so their tensor hooks do not fire here."""
-    def vjp(ctx, g):
-        from ..autograd import grad as _grad
-        from ..autograd.grad_mode import enable_grad
-        args = list(ctx.args)
-        need = ctx.needs_input_grad
-        create = STATE.grad_enabled
-        idx = [i for i, a in enumerate(args) if isinstance(a, Tensor) and need[i]]
-        with enable_grad():
-            for i in idx:
-                a = args[i]
-                args[i] = a.view_as(a) if create else a.detach().requires_grad_(True)
-            out = decomp(*args)
-        grads = _grad(out, [args[i] for i in idx], g, create_graph=create, allow_unused=True)
-        res = [None] * len(args)
-        for i, gi in zip(idx, grads):
-            res[i] = gi
-        return tuple(res)
-    return vjp
-
-
 def _composite(name, decomp, save=None):
-    return register(name, _decomp_kernel(decomp), meta=_decomp_meta(decomp),
-                    vjp=_decomp_vjp(decomp), decomp=decomp, save=save, amp_policy="fp32")
+    return register(name, decomp_kernel(decomp), meta=decomp_meta(decomp),
+                    vjp=decomp_vjp(decomp), decomp=decomp, save=save, amp_policy="fp32")
 
 
 # ------------------------------------------------------------ pointwise losses

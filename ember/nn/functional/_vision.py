@@ -24,8 +24,9 @@ import numpy as np
 from ... import _dtype as D
 from ..._dispatch import dispatch
 from ..._tensor import wrap
-from ...autograd.grad_mode import no_grad, enable_grad
+from ...autograd.grad_mode import no_grad
 from ...ops._elementwise import type_name
+from ...ops._composite import decomp_vjp
 from ...ops._registry import register
 from ...ops.creation import tensor, zeros, linspace, ones
 from ...ops.indexing import where
@@ -369,17 +370,14 @@ def _grid_sampler_meta(input, grid, mode, padding_mode, align_corners):
     return (input.shape[0], input.shape[1]) + tuple(grid.shape[1:-1]), input.dtype
 
 
+_grid_decomp_vjp = decomp_vjp(_grid_sample_decomp)
+
+
 def _grid_sampler_vjp(ctx, grad):
-    """Pull grad back through the composite (built on the saved inputs, grad enabled)."""
-    from ...autograd import grad as _grad
-    input, grid, mode, padding_mode, align_corners = ctx.args
-    wanted = [t for t, need in zip((input, grid), ctx.needs_input_grad[:2]) if need]
-    with enable_grad():
-        out = _grid_sample_decomp(input, grid, mode, padding_mode, align_corners)
-        res = list(_grad(out, wanted, grad, create_graph=True, allow_unused=True))
-    gi = res.pop(0) if ctx.needs_input_grad[0] else None
-    gg = res.pop(0) if ctx.needs_input_grad[1] else None
+    """Pull grad back through the composite; a grid the output does not reach gets 0."""
+    gi, gg = _grid_decomp_vjp(ctx, grad)[:2]
     if gg is None and ctx.needs_input_grad[1]:
+        grid = ctx.args[1]
         gg = zeros(grid.shape, dtype=grid.dtype)
     return gi, gg, None, None, None
 
