@@ -19,6 +19,7 @@ from .. import _dtype as D
 from .._device import check_supported
 from .._dispatch import dispatch
 from .._tensor import Tensor, wrap, Size
+from ._elementwise import _KIND_NAMES
 from ._registry import register
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full",
@@ -30,10 +31,6 @@ _C_NAMES = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int1
             "int32": "int", "int64": "int64_t", "float16": "c10::Half",
             "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
             "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
-_KIND_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-               "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-               "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-               "complex128": "ComplexDouble"}
 
 
 def _size(size, opname="size"):

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import _dtype as D
 from ._composite import decomp_kernel, decomp_meta, decomp_vjp
+from ._elementwise import type_name as _type_name
 from ._registry import register
 
 __all__ = []
@@ -36,12 +37,6 @@ def _reduce(loss, reduction):
 
 def _is_meta(t):
     return t._backend == "meta"
-
-
-def _type_name(dtype):
-    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-            "uint8": "Byte", "bool": "Bool", "float32": "Float", "float64": "Double",
-            "float16": "Half", "bfloat16": "BFloat16"}.get(dtype.name, dtype.name)
 
 
 def _composite(name, decomp, save=None):

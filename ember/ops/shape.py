@@ -8,6 +8,7 @@ import numpy as np
 
 from .._dispatch import dispatch
 from .._tensor import Tensor, Size, _wrap_dim
+from ._elementwise import type_name
 from ._registry import register
 
 __all__ = []
@@ -79,7 +80,7 @@ def _view_dtype(self, dtype):
 
 def _check_view_dtype(self, dtype):
     """PyTorch's rules for viewing as a dtype of another element size."""
-    what = f"to view {_type_name(self._dtype)} as {_type_name(dtype)} (different element sizes)"
+    what = f"to view {type_name(self._dtype)} as {type_name(dtype)} (different element sizes)"
     if self._data.ndim == 0:
         raise RuntimeError(f"self.dim() cannot be 0 {what}")
     if self.stride(-1) != 1 and self._data.shape[-1] != 1:
@@ -100,9 +101,6 @@ def _check_view_dtype(self, dtype):
                                    f"but got {st}")
 
 
-def _type_name(d):
-    from ._elementwise import type_name
-    return type_name(d)
 
 
 def view(self, *shape):
@@ -847,7 +845,7 @@ def _view_as_complex_meta(a):
     if d.name not in ("float32", "float64"):
         raise RuntimeError(f"view_as_complex is only supported for half, float and double "
                            f"tensors, "
-                           f"but got a tensor of scalar type: {_type_name(d)}")
+                           f"but got a tensor of scalar type: {type_name(d)}")
     if a.dim() == 0 or a.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     return tuple(a.shape[:-1]), D.complex64 if d is D.float32 else D.complex128
