@@ -47,7 +47,7 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 from . import _numpy_protocol  # noqa: F401  (Tensor.__array__/__array_ufunc__/...)
 from ._tensor_str import set_printoptions, get_printoptions
 from . import overrides, utils, _subclasses  # noqa: F401
-from . import futures, jit, cpu, profiler, amp, nn, cuda, backends  # noqa: F401
+from . import futures, jit, cpu, profiler, amp, nn, cuda, backends, accelerator  # noqa: F401
 from .amp.autocast_mode import (autocast, is_autocast_enabled, get_autocast_dtype,  # noqa: F401
                                 set_autocast_enabled, set_autocast_dtype,
                                 get_autocast_cpu_dtype, is_autocast_cpu_enabled,
@@ -140,3 +140,5 @@ for _name, _fn in ops.misc._install_inplace_functions():
     globals()[_name] = _fn
 del _name, _fn
 from .serialization import save, load  # noqa: E402
+from ._legacy import TENSOR_TYPES as _TENSOR_TYPES  # noqa: E402
+globals().update(_TENSOR_TYPES)

@@ -36,8 +36,9 @@ class Tensor:
     def __new__(cls, *args, **kwargs):
         if args and isinstance(args[0], Tensor) and cls is not Tensor and len(args) == 1:
             return args[0].as_subclass(cls)
-        if cls is Tensor and (args or kwargs):
-            raise TypeError("ember.Tensor(...) with data is legacy; use ember.tensor(data)")
+        if cls is Tensor and (args or kwargs):     # torch.Tensor(data) / torch.Tensor(*sizes)
+            from ._legacy import legacy_new
+            return legacy_new(D.get_default_dtype(), args, dict(kwargs))
         t = object.__new__(cls)
         if not args:
             arr = np.empty((0,), np.float32)

@@ -38,7 +38,15 @@ class _TorchProxy(types.ModuleType):
                              f"'{self.__name__}' has no attribute '{attr}' in ember)")
 
     def __setattr__(self, attr, value):
-        setattr(self.__dict__["_target"], attr, value)
+        # The import system stamps __spec__/__package__/... on the module it creates and
+        # binds submodules as attributes of their parent: those belong to the proxy. Writing
+        # them through would rename ember's own modules (relative imports inside ember would
+        # then resolve under torch.*). A program's own assignments (cudnn.benchmark = True)
+        # go through to ember.
+        if (attr.startswith("__") and attr.endswith("__")) or isinstance(value, _TorchProxy):
+            self.__dict__[attr] = value
+        else:
+            setattr(self.__dict__["_target"], attr, value)
 
     def __dir__(self):
         return dir(self.__dict__["_target"])

@@ -42,3 +42,32 @@ def test_usage_and_version():
     out = subprocess.run([sys.executable, "-m", "ember", "--version"], capture_output=True,
                          text=True)
     assert out.returncode == 0 and out.stdout.startswith("ember ")
+
+
+def test_importing_submodules_by_full_name_keeps_ember_intact(tmp_path):
+    """`import torch.nn.init` etc. once renamed ember's own modules (their __package__ became
+    torch.*), so later relative imports inside ember failed."""
+    out = run(tmp_path, """
+        import io
+        import torch
+        import torch.nn.init
+        import torch.serialization
+        from torch.nn.utils.clip_grad import clip_grad_norm_
+        from torch.utils.data.sampler import RandomSampler
+        import torch.backends.cudnn as cudnn
+        from torch.nn.modules.activation import MultiheadAttention
+        import torch.nn as nn
+        cudnn.benchmark = True
+        m = nn.Linear(3, 2)
+        torch.nn.init.xavier_uniform_(m.weight)
+        m(torch.randn(4, 3)).sum().backward()
+        n = clip_grad_norm_(m.parameters(), 1.0)
+        buf = io.BytesIO()
+        torch.save(m.state_dict(), buf)
+        buf.seek(0)
+        print(sorted(torch.load(buf)), float(torch.linalg.norm(torch.ones(4))),
+              len(list(RandomSampler(range(3)))), torch.backends.cudnn.benchmark,
+              torch.Tensor([1, 2]).tolist(), torch.FloatTensor(2).shape)
+    """)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['bias', 'weight'] 2.0 3 True [1.0, 2.0] torch.Size([2])"

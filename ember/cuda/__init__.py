@@ -60,3 +60,7 @@ class amp:
     def GradScaler(*args, **kwargs):
         from ..amp import GradScaler
         return GradScaler("cuda", *args, **kwargs)
+
+# torch.cuda.FloatTensor, ...: the type objects exist in a CPU build; constructing one raises
+from .._legacy import CUDA_TENSOR_TYPES as _CUDA_TYPES  # noqa: E402
+globals().update(_CUDA_TYPES)

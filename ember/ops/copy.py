@@ -375,6 +375,9 @@ def type_(self, dtype=None, non_blocking=False, **kwargs):
         return _legacy_type_name(self._dtype)
     if isinstance(dtype, str):
         dtype = _LEGACY_BY_NAME[dtype]
+    elif not isinstance(dtype, D.dtype):
+        from .._legacy import dtype_of_type
+        dtype = dtype_of_type(dtype) or dtype
     return to(self, dtype)
 
 

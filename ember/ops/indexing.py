@@ -273,7 +273,9 @@ def _bad_item(item):
 
 def _apply_basic(self, key):
     """Apply ints/slices/None/Ellipsis as views; return (view, adv tensors, adv dims)."""
-    items = [(_as_index_tensor(x) if isinstance(x, (list, np.ndarray)) else x)
+    # sequences inside the key (lists, ranges, nested tuples, arrays) index as tensors
+    items = [(_as_index_tensor(list(x) if isinstance(x, (range, tuple)) else x)
+              if isinstance(x, (list, np.ndarray, range, tuple)) else x)
              for x in _normalize_key(key)]
     ndim = self._data.ndim
     used = sum(_consumed(x) for x in items)

@@ -12,14 +12,10 @@ from ...ops.creation import empty
 from .. import functional as F
 from ..init import constant_, xavier_normal_, xavier_uniform_
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = ["MultiheadAttention"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A Linear under another name (PyTorch uses it to keep out_proj from being quantized)."""
 
 
 class MultiheadAttention(Module):

@@ -5,29 +5,19 @@ initialisation (kaiming_uniform_(a=sqrt(5)) for the weight, U(-1/sqrt(fan_in),
 1/sqrt(fan_in)) for the bias) and extra_repr follow PyTorch. A non-'zeros'
 padding_mode pads with F.pad and then convolves without padding, as PyTorch does.
 """
-import collections.abc
 import math
-from itertools import repeat
 
 from ...autograd.grad_mode import no_grad
 from ...ops.creation import empty
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
+from .utils import _pair, _single, _triple
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
            "ConvTranspose3d"]
 
 
-def _ntuple(n):
-    def parse(x):
-        if isinstance(x, collections.abc.Iterable):
-            return tuple(x)
-        return tuple(repeat(x, n))
-    return parse
-
-
-_single, _pair, _triple = _ntuple(1), _ntuple(2), _ntuple(3)
 
 
 def _reverse_repeat_tuple(t, n):

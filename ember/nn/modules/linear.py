@@ -15,7 +15,7 @@ from .. import init
 from ..parameter import Parameter, UninitializedParameter
 from .module import Module
 
-__all__ = ["Linear", "Bilinear", "LazyLinear"]
+__all__ = ["Linear", "Bilinear", "LazyLinear", "NonDynamicallyQuantizableLinear"]
 
 
 class Linear(Module):
@@ -45,6 +45,11 @@ class Linear(Module):
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear under another name (PyTorch uses it to keep out_proj from being quantized)."""
 
 
 class Bilinear(Module):

@@ -1,0 +1,7 @@
+"""torch.backends.opt_einsum: ember's einsum picks its contraction order without opt_einsum."""
+enabled = False
+strategy = None
+
+
+def is_available():
+    return False
