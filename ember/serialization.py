@@ -12,7 +12,6 @@ for these torch names itself (a pure-Python pickler), and reads them back throug
 unpickler that maps them to ember. A storage is the NumPy array that owns a tensor's
 memory (the root of its `.base` chain), so views saved together keep sharing memory.
 """
-import _compat_pickle
 import codecs
 import collections
 import contextlib
@@ -378,18 +377,27 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
 
 
 def _set_obj_state(obj, state):
+    """torch._utils._set_obj_state: `state` is a __dict__ or a (__dict__, slots) pair,
+    applied with setattr to `obj` (a tensor this load just made)."""
     if isinstance(state, tuple):
+        if len(state) != 2:
+            raise RuntimeError(f"Invalid serialized state: {state}")
         state, slots = state
-        for k, v in (slots or {}).items():
+    else:
+        slots = None
+    for part in (state, slots):
+        for k, v in (part or {}).items():
             setattr(obj, k, v)
-    for k, v in (state or {}).items():
-        setattr(obj, k, v)
     return obj
 
 
 def _rebuild_from_type_v2(func, new_type, args, state):
+    """torch._tensor._rebuild_from_type_v2: func(*args) is a tensor, cast to new_type,
+    then given `state` (a tensor subclass's __dict__)."""
     t = func(*args)
-    if type(t) is not new_type and isinstance(new_type, type) and issubclass(new_type, Tensor):
+    if type(t) is not new_type:
+        if not isinstance(t, Tensor):
+            raise AttributeError(f"'{type(t).__name__}' object has no attribute 'as_subclass'")
         t = t.as_subclass(new_type)
     return _set_obj_state(t, state)
 
@@ -492,90 +500,6 @@ def safe_globals(globals_list):
         _USER_GLOBALS.update(saved)
 
 
-def _unsafe_message(full):
-    if full.startswith("builtins."):
-        full = full[len("builtins."):]
-    return (f"Unsupported global: GLOBAL {full} was not an allowed global by default. "
-            f"Please use `torch.serialization.add_safe_globals([{full}])` or the "
-            f"`torch.serialization.safe_globals([{full}])` context manager to allowlist this "
-            "global if you trust this class/function.")
-
-
-_UNSAFE = ("In PyTorch 2.6, we changed the default value of the `weights_only` argument in "
-           "`torch.load` from `False` to `True`. Re-running `torch.load` with `weights_only` "
-           "set to `False` will likely succeed, but it can result in arbitrary code "
-           "execution. Do it only if you got the file from a trusted source.")
-
-
-def _weights_only_error(message):
-    return pickle.UnpicklingError(
-        "Weights only load failed. This file can still be loaded, to do so you have two "
-        "options, \033[1mdo those steps only if you trust the source of the checkpoint\033[0m. "
-        f"\n\t(1) {_UNSAFE}\n\t(2) Alternatively, to load with `weights_only=True` please check "
-        "the recommended steps in the following error message.\n\tWeightsUnpickler error: "
-        + message)
-
-
-class _Unpickler(pickle.Unpickler):
-    """Resolves torch names to ember and storages to archive records; with
-    weights_only, every other global is refused before anything is called."""
-
-    def __init__(self, file, load_storage, weights_only):
-        super().__init__(file, encoding="utf-8")
-        self._load_storage, self._weights_only = load_storage, weights_only
-        self._storages = {}
-
-    def find_class(self, module, name):
-        if (module, name) in _compat_pickle.NAME_MAPPING:      # protocol 2: Python 2 names
-            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
-        elif module in _compat_pickle.IMPORT_MAPPING:
-            module = _compat_pickle.IMPORT_MAPPING[module]
-        full = f"{module}.{name}"
-        allowed = _allowed()
-        if full in allowed:
-            return allowed[full]
-        if module == "torch" and (name in _UNSUPPORTED_DTYPES or
-                                  isinstance(getattr(D, name, None), D.dtype)):
-            return _dtype_global(name)
-        if full in _USER_GLOBALS:
-            return _USER_GLOBALS[full]
-        if self._weights_only:
-            raise _weights_only_error(_unsafe_message(full))
-        if module == "torch" or module.startswith("torch."):
-            return _ember_name(module, name)
-        return super().find_class(module, name)
-
-    def persistent_load(self, pid):
-        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
-            raise pickle.UnpicklingError(f"ember.load: unknown persistent id {pid!r}")
-        _, stype, key, location, numel = pid
-        if not isinstance(stype, _StorageType):
-            raise pickle.UnpicklingError(f"ember.load: unknown storage type {stype!r}")
-        s = self._storages.get(key)
-        if s is None:
-            s = self._storages[key] = self._load_storage(str(key), stype.dtype, int(numel),
-                                                         str(location))
-        return s
-
-
-def _ember_name(module, name):
-    """torch.a.b.Name -> ember.a.b.Name (weights_only=False loads of arbitrary objects)."""
-    import importlib
-    target = "ember" + module[len("torch"):]
-    obj = None
-    with contextlib.suppress(ImportError):
-        obj = importlib.import_module(target)
-        for part in name.split("."):
-            obj = getattr(obj, part, None)
-    if obj is None and module.startswith("torch.nn.modules"):
-        from . import nn
-        obj = getattr(nn, name, None)
-    if obj is None:
-        raise AttributeError(f"ember.load: the file needs {module}.{name}, which ember "
-                             "does not provide")
-    return obj
-
-
 def _restore_location(map_location, storage, location):
     """Applies map_location to a storage saved on `location` (ember keeps data on the cpu)."""
     if callable(map_location) and not isinstance(map_location, (str, _device)):
@@ -602,91 +526,5 @@ def _restore_location(map_location, storage, location):
     return storage
 
 
-def _open_zip(f):
-    import zipfile
-    head = f.read(4)
-    f.seek(-4, 1)
-    if head != b"PK\x03\x04":
-        if head[:2] == b"\x80\x02":
-            raise RuntimeError(
-                "ember.load: this file is in PyTorch's legacy (pre-1.6, non-zip) "
-                "serialization format, which ember does not read. Re-save it with "
-                "torch.save(obj, f) from PyTorch >= 1.6.")
-        raise pickle.UnpicklingError("ember.load: not a PyTorch checkpoint (zip) file")
-    return zipfile.ZipFile(f)
-
-
-def _archive_prefix(zf):
-    names = zf.namelist()
-    prefix = names[0].split("/")[0] + "/" if names and "/" in names[0] else ""
-    if prefix + "data.pkl" not in names:
-        if prefix + "constants.pkl" in names:
-            raise RuntimeError("ember.load: this is a TorchScript archive "
-                               "(torch.jit.save); ember.load reads torch.save checkpoints")
-        raise RuntimeError("PytorchStreamReader failed locating file data.pkl: file not found")
-    return prefix
-
-
-def _record_offset(f, info):
-    """Where a stored record's bytes start in the file (after its local header)."""
-    f.seek(info.header_offset)
-    hdr = f.read(30)
-    if hdr[:4] != b"PK\x03\x04":
-        raise RuntimeError(f"ember.load: bad zip local header for {info.filename}")
-    nlen, elen = struct.unpack("<HH", hdr[26:30])
-    return info.header_offset + 30 + nlen + elen
-
-
-def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=False,
-         **pickle_load_args):
-    """torch.load for PyTorch's zip format. weights_only=True (the default) unpickles
-    only tensors, storages, containers, primitive types and torch dtypes (PyTorch's
-    allowlist) and raises pickle.UnpicklingError, running nothing, for anything else."""
-    if pickle_module is not None and pickle_module is not pickle:
-        raise NotImplementedError("ember.load: pickle_module other than pickle")
-    if weights_only is None:
-        weights_only = True
-    path = None
-    if isinstance(f, (str, os.PathLike)):
-        path = os.fspath(f)
-    elif mmap:
-        path = getattr(f, "name", None)
-        if not isinstance(path, str) or not os.path.isfile(path):
-            raise ValueError("f must be a file path in order to use the mmap argument")
-    with contextlib.ExitStack() as stack:
-        fobj = stack.enter_context(open(path, "rb")) if isinstance(f, (str, os.PathLike)) \
-            else f
-        if not (hasattr(fobj, "seek") and fobj.seekable()):
-            fobj = io.BytesIO(fobj.read())
-        zf = stack.enter_context(_open_zip(fobj))
-        prefix = _archive_prefix(zf)
-        swap = zf.read(prefix + "byteorder") == b"big" \
-            if prefix + "byteorder" in zf.namelist() else False
-
-        def load_storage(key, dtype, numel, location):
-            name = f"{prefix}data/{key}"
-            info = zf.getinfo(name)
-            nbytes = numel * dtype.itemsize
-            if info.file_size < nbytes:
-                raise RuntimeError(f"ember.load: record {name} holds {info.file_size} bytes, "
-                                   f"{nbytes} expected")
-            if mmap and not swap and info.compress_type == 0 and nbytes:
-                off = _record_offset(fobj, info)
-                raw = np.memmap(path, np.uint8, mode="c", offset=off, shape=(nbytes,))
-                arr = raw.view(np.ndarray).view(dtype.np)
-            else:
-                arr = np.empty(numel, dtype.np)
-                with zf.open(info) as r:
-                    view = memoryview(arr.view(np.uint8))
-                    got = 0
-                    while got < nbytes:
-                        n = r.readinto(view[got:])
-                        if not n:
-                            raise RuntimeError(f"ember.load: record {name} is truncated")
-                        got += n
-                if swap and dtype.itemsize > 1:
-                    arr = arr.byteswap()
-            return _restore_location(map_location, _LoadedStorage(arr, location), location)
-
-        data = zf.read(prefix + "data.pkl")
-        return _Unpickler(io.BytesIO(data), load_storage, weights_only).load()
+# the loader lives in its own module (zip and legacy readers, weights-only checks)
+from ._serialization_load import _record_offset, load  # noqa: E402,F401
