@@ -73,7 +73,7 @@ def test_op_object_surface():
         ember.ones(2) * 2
     mul = seen[-1]
     assert mul.name == "mul" and mul.__name__ == "mul"
-    assert mul.overloadpacket.__name__ == "mul" and mul.name() == "aten::mul"
+    assert mul.overloadpacket.__name__ == "mul" and mul.name() == "aten::mul.Tensor"
     assert "pointwise" in mul.tags
 
 

@@ -12,12 +12,15 @@ the meta function, which raises PyTorch's exception with the op's name. A kernel
 whose NumPy call would silently accept bad input checks it itself (or sets
 `check=True` so that the meta runs first).
 """
+from functools import cached_property
+
 import numpy as np
 
 from .. import _dtype as D
 from .._dispatch import STATE
 from .._determinism import MODE as DETERMINISM, check_op as check_deterministic
 from .._tensor import Tensor, wrap, wrap_view, wrap_meta
+from ._op_schemas import SCHEMAS
 
 REGISTRY = {}
 
@@ -45,17 +48,74 @@ AMP_POLICIES = ("lower_precision", "fp32", "promote", "none")
 
 
 class OpName(str):
-    """An op's name: a str, and callable like PyTorch's `OpOverload.name()`."""
+    """An op's registry name: a str (what existing code compares and prints), and
+    callable like PyTorch's `OpOverload.name()`: "aten::add.Tensor"."""
 
     def __call__(self):
-        return "aten::" + self
+        op = getattr(self, "_op", None)
+        if op is None or op._schema_text is None:
+            return "aten::" + self
+        s = op._schema
+        return "aten::" + s.name + ("." + s.overload_name if s.overload_name else "")
+
+
+class OpOverloadPacket:
+    """All registry ops whose schema has one base name (`aten.max`): its overloads
+    are attributes (`.default`, `.dim`), as PyTorch's `OpOverloadPacket`."""
+
+    def __init__(self, name, overloads):
+        self.__name__ = name
+        self._qualified_op_name = "aten::" + name
+        self._overloads = dict(overloads)
+        for k, op in overloads.items():
+            setattr(self, k, op)
+
+    def overloads(self):
+        return list(self._overloads)
+
+    def __call__(self, *args, **kwargs):
+        op = self._overloads.get("default")
+        if op is None:
+            if len(self._overloads) != 1:
+                raise RuntimeError(f"aten.{self.__name__}: ambiguous call; pick an overload "
+                                   f"of {sorted(self._overloads)}")
+            op = next(iter(self._overloads.values()))
+        return op(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<OpOverloadPacket(op='aten.{self.__name__}')>"
+
+    def __str__(self):
+        return f"aten.{self.__name__}"
+
+
+_PACKETS = {}    # schema base name -> OpOverloadPacket; rebuilt when the registry grows
+_PACKETS_FOR = [0]
+
+
+def _packet(name):
+    if _PACKETS_FOR[0] != len(REGISTRY):
+        _PACKETS.clear()
+        _PACKETS_FOR[0] = len(REGISTRY)
+        groups = {}
+        for op in REGISTRY.values():
+            base, ov = (op._schema.name, op._schema.overload_name or "default") \
+                if op._schema_text is not None else (str(op.name), "default")
+            groups.setdefault(base, {})[ov] = op
+        for base, ovs in groups.items():
+            _PACKETS[base] = OpOverloadPacket(base, ovs)
+    return _PACKETS[name]
 
 
 class OpDef:
     def __init__(self, name, kernel=None, *, meta=None, vjp=None, decomp=None, tags=(),
                  amp_policy="none", save=None, save_out=False, check=False, view=False,
-                 nondiff_outputs=(), differentiable=True):
+                 nondiff_outputs=(), differentiable=True, schema=None):
         self.name = OpName(name)
+        self.name._op = self
+        # PyTorch's schema syntax (parsed on first use); ops registered before schema=
+        # existed have theirs in _op_schemas.SCHEMAS
+        self._schema_text = schema if schema is not None else SCHEMAS.get(name)
         self.kernels = {}
         if kernel is not None:
             self.kernels["cpu"] = kernel
@@ -83,23 +143,66 @@ class OpDef:
     def __repr__(self):
         return f"ember.ops.{self.name}"
 
-    def __call__(self, *args, **kwargs):
-        if kwargs:
-            raise TypeError(f"{self.name}: registry ops take positional arguments")
+    def __call__(self, /, *args, **kwargs):
+        if kwargs or len(args) != self._nparams:
+            args = self._bind(args, kwargs)
         from .._dispatch import dispatch
         return dispatch(self, args)
+
+    def _bind(self, args, kwargs):
+        """op(x, other=y, alpha=2): keywords go to their place in the positional tuple,
+        omitted arguments take their schema defaults."""
+        if self._schema_text is None:
+            if not kwargs:
+                return args
+            raise TypeError(f"{self.name}(): this op declares no schema, so it takes "
+                            "positional arguments only")
+        return self._schema.bind(self._schema.name, args, kwargs)
+
+    @cached_property
+    def _nparams(self):
+        """How many arguments the schema declares (a shorter call fills in defaults)."""
+        return -1 if self._schema_text is None else len(self._schema.arguments)
+
+    @property
+    def _schema(self):
+        """The parsed FunctionSchema (parsed once, on first use; never on dispatch)."""
+        s = self.__dict__.get("_parsed_schema")
+        if s is None:
+            if self._schema_text is None:
+                raise NotImplementedError(f"op '{self.name}' declares no schema")
+            from ._schema import parse_schema
+            s = self._parsed_schema = parse_schema(self._schema_text)
+        return s
 
     def overload_name(self):
         return self.name
 
-    # PyTorch's OpOverload surface, for dispatch modes written against it
+    # PyTorch's OpOverload surface, for dispatch modes written against it. __name__
+    # stays the registry name: __torch_function__ handlers receive the same object and
+    # compare it with PyTorch's public function names ("add", "mul").
     @property
     def __name__(self):
         return str(self.name)
 
     @property
+    def _overloadname(self):
+        return self._schema.overload_name or "default"
+
+    @property
+    def _opname(self):
+        return self._schema.name
+
+    namespace = "aten"
+
+    @property
     def overloadpacket(self):
-        return self
+        return _packet(self._schema.name if self._schema_text is not None else str(self.name))
+
+    @property
+    def default(self):
+        """The packet's default overload (`op.default` reads as `aten.op.default`)."""
+        return self.overloadpacket.default
 
     # -- eager execution ----------------------------------------------------
     def _execute(self, args):
@@ -297,7 +400,13 @@ def np_dtype(d):
     return None if d is None else d.np
 
 
+_PY_DTYPES = {float: "float64", int: "int64", bool: "bool", complex: "complex128"}
+
+
 def check_dtype_arg(d, opname):
+    """dtype= as PyTorch's parser takes it: an ember dtype or a Python number type."""
+    if isinstance(d, type) and d in _PY_DTYPES:
+        return getattr(D, _PY_DTYPES[d])
     if d is not None and not isinstance(d, D.dtype):
         raise TypeError(f"{opname}(): argument 'dtype' must be torch.dtype, not {type(d).__name__}")
     return d
