@@ -1,0 +1,203 @@
+"""A full mesh of TCP connections between the ranks of one process group.
+
+Note: every connection has a reader thread that drains incoming frames into a mailbox
+keyed by (kind, a, b) — (collective sequence number, step) or (p2p tag, count). Because
+readers always drain, a rank's blocking `sendall` can never deadlock against a peer that
+is itself sending, and the worker thread just sends and then takes what it needs.
+A reader that sees EOF marks its peer dead, which fails every wait on that peer at once
+(a SIGKILLed rank is noticed by all ranks it was connected to). Each rank also tells its
+peers when it starts a collective (an ENTER frame), so a timeout can name the ranks that
+never reached the collective. Tensors travel as raw bytes (a memoryview of the array).
+"""
+import collections
+import os
+import socket
+import struct
+import threading
+import time
+
+import numpy as np
+
+from ._errors import DistBackendError, DistNetworkError
+
+__all__ = ["Mesh", "COLL", "P2P", "ENTER", "CTRL"]
+
+COLL, P2P, ENTER, CTRL = 1, 2, 3, 4
+_HDR = struct.Struct("<BqqQ")       # kind, a, b, nbytes
+
+
+def _recv_into(sock, view):
+    got, n = 0, len(view)
+    while got < n:
+        k = sock.recv_into(view[got:], min(n - got, 1 << 22))
+        if k == 0:
+            raise ConnectionError("connection closed")
+        got += k
+
+
+class _Peer:
+    def __init__(self, mesh, rank, sock):
+        self.mesh, self.rank, self.sock = mesh, rank, sock
+        self.mailbox = collections.defaultdict(collections.deque)
+        self.cond = threading.Condition()
+        self.send_lock = threading.Lock()
+        self.dead = None          # reason string once the connection is gone
+        self.entered = -1         # highest collective sequence number the peer started
+        self.recv_hooks = {}      # (kind, a, b) -> callable(buf): irecv completion
+        threading.Thread(target=self._read, daemon=True,
+                         name=f"ember-dist-reader-{rank}").start()
+
+    def _read(self):
+        hdr = bytearray(_HDR.size)
+        try:
+            while True:
+                _recv_into(self.sock, memoryview(hdr))
+                kind, a, b, n = _HDR.unpack(hdr)
+                buf = np.empty(n, np.uint8)
+                if n:
+                    _recv_into(self.sock, memoryview(buf))
+                with self.cond:
+                    if kind == ENTER:
+                        self.entered = max(self.entered, a)
+                    else:
+                        hook = self.recv_hooks.pop((kind, a, b), None)
+                        if hook is not None:
+                            hook(buf)
+                        else:
+                            self.mailbox[(kind, a, b)].append(buf)
+                    self.cond.notify_all()
+        except (ConnectionError, OSError) as e:
+            with self.cond:
+                if self.dead is None:
+                    self.dead = f"rank {self.rank} closed its connection ({e})" \
+                        if not self.mesh.closing else "process group destroyed"
+                hooks, self.recv_hooks = self.recv_hooks, {}
+                self.cond.notify_all()
+            for hook in hooks.values():
+                hook(None)
+
+    def send(self, kind, a, b, payload=None):
+        data = b"" if payload is None else payload
+        nbytes = data.nbytes if isinstance(data, np.ndarray) else len(data)
+        try:
+            with self.send_lock:
+                self.sock.sendall(_HDR.pack(kind, a, b, nbytes))
+                if nbytes:
+                    self.sock.sendall(memoryview(data) if isinstance(data, np.ndarray)
+                                      else data)
+        except OSError as e:
+            with self.cond:
+                if self.dead is None:
+                    self.dead = f"rank {self.rank} closed its connection ({e})"
+            raise DistBackendError(f"send to rank {self.rank} failed: {e}") from e
+
+    def take(self, key, deadline, what):
+        """The next frame for `key`; raises naming `what` on peer death or timeout."""
+        with self.cond:
+            while True:
+                box = self.mailbox.get(key)
+                if box:
+                    buf = box.popleft()
+                    if not box:
+                        del self.mailbox[key]
+                    return buf
+                if self.dead is not None:
+                    raise DistBackendError(f"{what} failed: {self.dead}")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self.cond.wait(min(left, 1.0))
+
+
+class Mesh:
+    """Connections from this rank to every other rank of a group, set up through a store."""
+
+    def __init__(self, store, rank, world_size, timeout_s):
+        self.rank, self.size, self.timeout_s = rank, world_size, timeout_s
+        self.closing = False
+        self.peers = {}
+        if world_size == 1:
+            return
+        host = _advertised_host(store)
+        lsock = socket.create_server(("", 0), backlog=world_size + 8)
+        lsock.settimeout(timeout_s)
+        store.set(f"mesh/addr/{rank}", f"{host}:{lsock.getsockname()[1]}")
+        deadline = time.monotonic() + timeout_s
+        try:
+            for j in range(rank):
+                h, p = store.get(f"mesh/addr/{j}").decode().rsplit(":", 1)
+                sock = _connect(h, int(p), deadline)
+                sock.sendall(struct.pack("<q", rank))
+                self._add(j, sock)
+            for _ in range(world_size - 1 - rank):
+                sock, _ = lsock.accept()
+                sock.settimeout(max(0.1, deadline - time.monotonic()))
+                buf = bytearray(8)
+                _recv_into(sock, memoryview(buf))
+                self._add(struct.unpack("<q", buf)[0], sock)
+        except socket.timeout as e:
+            missing = [j for j in range(world_size) if j != rank and j not in self.peers]
+            raise DistBackendError(f"[Rank {rank}] timed out after {timeout_s:.0f} s "
+                                   f"connecting the process group; ranks {missing} did "
+                                   f"not connect") from e
+        finally:
+            lsock.close()
+
+    def _add(self, j, sock):
+        sock.settimeout(None)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for opt in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, opt, 4 << 20)
+            except OSError:
+                pass
+        self.peers[j] = _Peer(self, j, sock)
+
+    def enter(self, seq):
+        for p in self.peers.values():
+            if p.dead is None:
+                try:
+                    p.send(ENTER, seq, 0)
+                except DistBackendError:
+                    pass
+
+    def missing_for(self, seq):
+        return [j for j, p in sorted(self.peers.items()) if p.entered < seq]
+
+    def dead_peers(self):
+        return [j for j, p in sorted(self.peers.items()) if p.dead is not None]
+
+    def close(self):
+        self.closing = True
+        for p in self.peers.values():
+            try:
+                p.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            p.sock.close()
+
+
+def _connect(host, port, deadline):
+    while True:
+        try:
+            return socket.create_connection((host, port), timeout=5)
+        except OSError as e:
+            if time.monotonic() > deadline:
+                raise DistNetworkError(f"could not connect to {host}:{port}: {e}") from e
+            time.sleep(0.05)
+
+
+def _advertised_host(store):
+    """The address peers should dial: EMBER_DIST_HOST, else the one that reaches the store."""
+    if os.environ.get("EMBER_DIST_HOST"):
+        return os.environ["EMBER_DIST_HOST"]
+    base = store
+    while hasattr(base, "underlying_store"):
+        base = base.underlying_store
+    conn = getattr(base, "_conn", None)
+    if conn is not None:
+        try:
+            return conn().getsockname()[0]
+        except OSError:
+            pass
+    return "127.0.0.1"

@@ -1,0 +1,356 @@
+"""The RPC agent: one ZeroMQ ROUTER socket to receive, one DEALER per peer to send.
+
+Note: a single I/O thread owns every socket (ZeroMQ sockets are not thread-safe);
+other threads queue outgoing messages and wake it through a pipe. Requests and user
+payloads are decoded and run on a pool of `num_worker_threads` server threads;
+responses complete their Future in the I/O thread (or on a callback thread when the
+Future has callbacks, so a slow callback cannot stall the transport). Every message
+starts with the shared token each worker read from the rendezvous store: a frame
+without it is dropped before anything is unpickled, because payloads are pickles.
+A socket monitor on each DEALER reports a lost connection, which fails the pending
+calls to that peer at once instead of at their timeout.
+"""
+import collections
+import heapq
+import hmac
+import os
+import pickle
+import threading
+import time
+import traceback
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+
+import zmq
+from zmq.utils.monitor import parse_monitor_message
+
+from ...futures import Future
+from . import _wire
+
+# message kinds
+CALL, REMOTE, FETCH, RESP, ERR, FORK_ADD, FORK_DEL, BWD, CTX_DEL = range(9)
+_ONE_WAY = (FORK_ADD, FORK_DEL, CTX_DEL)
+
+
+class WorkerInfo:
+    """A worker's name and id (rank), as rpc.get_worker_info returns it."""
+    __slots__ = ("name", "id")
+
+    def __init__(self, name, id):
+        self.name, self.id = name, id
+
+    def __eq__(self, other):
+        return isinstance(other, WorkerInfo) and (self.name, self.id) == (other.name, other.id)
+
+    def __hash__(self):
+        return hash((self.name, self.id))
+
+    def __reduce__(self):
+        return (WorkerInfo, (self.name, self.id))
+
+    def __repr__(self):
+        return f"WorkerInfo(id={self.id}, name={self.name})"
+
+
+class _Pending:
+    __slots__ = ("fut", "dst", "deadline", "keep")
+
+    def __init__(self, fut, dst, deadline, keep):
+        self.fut, self.dst, self.deadline, self.keep = fut, dst, deadline, keep
+
+
+def timeout_error(seconds):
+    return RuntimeError(f"RPC ran for more than set timeout ({int(seconds * 1000)} ms) and will "
+                        "now be marked with an error")
+
+
+class Agent:
+    def __init__(self, name, rank, world_size, token, addrs, names, router, ctx,
+                 num_worker_threads, rpc_timeout):
+        self.name, self.rank, self.world_size = name, rank, world_size
+        self.token = token
+        self.names = names                      # rank -> name
+        self.rpc_timeout = rpc_timeout
+        self._ctx = ctx
+        self._router = router
+        self._dealers, self._monitors = {}, {}
+        for r, addr in addrs.items():
+            d = ctx.socket(zmq.DEALER)
+            d.setsockopt(zmq.SNDHWM, 0)
+            d.setsockopt(zmq.LINGER, 2000)
+            d.setsockopt(zmq.IMMEDIATE, 0)
+            m = d.get_monitor_socket(zmq.EVENT_DISCONNECTED | zmq.EVENT_CONNECTED)
+            d.connect(addr)
+            self._dealers[r], self._monitors[m] = d, r
+        self._connected = set()
+        self._dead = {}                          # rank -> reason
+        self._outq = collections.deque()
+        self.deferred = collections.deque()      # (fn, args) run by the I/O thread (from __del__)
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        self._lock = threading.Lock()
+        self._next_id = 1
+        self._pending = {}
+        self._deadlines = []
+        self.sent = self.received = 0
+        self.inflight = 0                        # requests being served here
+        self._idle = threading.Condition(self._lock)
+        self.pool = ThreadPoolExecutor(num_worker_threads, thread_name_prefix=f"rpc-{name}")
+        self._cb_pool = ThreadPoolExecutor(2, thread_name_prefix=f"rpc-cb-{name}")
+        self.handlers = {}                       # kind -> fn(src, mid, meta, frames) (pool)
+        self.inline_handlers = {}                # kind -> fn(src, meta) (I/O thread, ordered)
+        self.rejected = 0
+        self._running = True
+        self._io = threading.Thread(target=self._loop, name=f"rpc-io-{name}", daemon=True)
+        self._io.start()
+
+    # -- sending ----------------------------------------------------------------
+    def send(self, dst, kind, mid, meta, frames=()):
+        """Queue a message; the I/O thread sends it (frames go without a copy)."""
+        head = pickle.dumps((kind, mid, self.rank, meta), protocol=pickle.HIGHEST_PROTOCOL)
+        with self._lock:
+            self.sent += 1
+        self._outq.append((dst, [self.token, head, *frames]))
+        os.write(self._wake_w, b"x")
+
+    def request(self, dst, kind, meta, frames=(), timeout=None, keep=None):
+        """Send a request; returns a Future completed by the response (or the timeout)."""
+        if timeout is None:
+            timeout = self.rpc_timeout
+        fut = Future()
+        if dst in self._dead:
+            fut.set_exception(self._dead_error(dst))
+            return fut
+        deadline = time.monotonic() + timeout if timeout and timeout > 0 else None
+        with self._lock:
+            mid = self._next_id
+            self._next_id += 1
+            self._pending[mid] = _Pending(fut, dst, deadline, keep)
+            if deadline is not None:
+                heapq.heappush(self._deadlines, (deadline, mid, timeout))
+        self.send(dst, kind, mid, meta, frames)
+        return fut
+
+    def respond(self, dst, mid, value_frames=None, exc=None):
+        if exc is not None:
+            self.send(dst, ERR, mid, None, [_pickle_exc(exc, self)])
+        else:
+            self.send(dst, RESP, mid, None, value_frames)
+
+    def _dead_error(self, dst):
+        return RuntimeError(f"RPC to {WorkerInfo(self.names[dst], dst)} failed: "
+                            f"{self._dead[dst]}")
+
+    # -- the I/O thread ---------------------------------------------------------
+    def _loop(self):
+        poller = zmq.Poller()
+        poller.register(self._router, zmq.POLLIN)
+        poller.register(self._wake_r, zmq.POLLIN)
+        for m in self._monitors:
+            poller.register(m, zmq.POLLIN)
+        while self._running:
+            wait_ms = 50
+            if self._deadlines:
+                wait_ms = max(0, min(wait_ms, (self._deadlines[0][0] - time.monotonic()) * 1e3))
+            try:
+                events = dict(poller.poll(wait_ms))
+            except zmq.ZMQError:
+                break
+            if self._wake_r in events:
+                try:
+                    while os.read(self._wake_r, 4096):
+                        pass
+                except BlockingIOError:
+                    pass
+            while self.deferred:
+                fn, args = self.deferred.popleft()
+                try:
+                    fn(*args)
+                except Exception as e:
+                    warnings.warn(f"RPC agent {self.name}: deferred {fn} failed: {e}",
+                                  RuntimeWarning)
+            while self._outq:
+                dst, frames = self._outq.popleft()
+                self._dealers[dst].send_multipart(frames, copy=False)
+            if self._router in events:
+                for _ in range(1000):
+                    try:
+                        frames = self._router.recv_multipart(zmq.NOBLOCK, copy=False)
+                    except zmq.Again:
+                        break
+                    self._incoming(frames)
+            for m, r in self._monitors.items():
+                if m in events:
+                    self._monitor_event(m, r)
+            if self._deadlines:
+                self._expire()
+        while self._outq:               # flush what was queued before the stop
+            dst, frames = self._outq.popleft()
+            self._dealers[dst].send_multipart(frames, copy=False)
+
+    def _incoming(self, frames):
+        # frames: [identity, token, head, *payload]
+        if len(frames) < 3 or not hmac.compare_digest(frames[1].bytes, self.token):
+            self.rejected += 1
+            return
+        try:
+            kind, mid, src, meta = pickle.loads(frames[2].bytes)
+            if src not in self._dealers:
+                raise ValueError(f"unknown sender rank {src}")
+        except Exception as e:      # malformed header: nobody to answer
+            self.rejected += 1
+            warnings.warn(f"RPC agent {self.name} dropped a malformed message: {e}", RuntimeWarning)
+            return
+        with self._lock:
+            self.received += 1
+        payload = frames[3:]
+        if kind in (RESP, ERR):
+            self._complete(mid, kind, payload)
+            return
+        inline = self.inline_handlers.get(kind)
+        if inline is not None:
+            try:
+                inline(src, mid, meta)
+            except Exception as e:
+                if mid:
+                    self.respond(src, mid, exc=e)
+                else:
+                    warnings.warn(f"RPC agent {self.name}: message {kind} from rank {src} "
+                                  f"failed: {e}", RuntimeWarning)
+            if kind in _ONE_WAY:
+                return
+        handler = self.handlers.get(kind)
+        if handler is None:
+            if mid:
+                self.respond(src, mid, exc=RuntimeError(f"unknown RPC message type {kind}"))
+            return
+        with self._lock:
+            self.inflight += 1
+        self.pool.submit(self._serve, handler, src, mid, meta, payload)
+
+    def _serve(self, handler, src, mid, meta, payload):
+        try:
+            handler(src, mid, meta, payload)
+        except Exception as e:
+            self.respond(src, mid, exc=e)
+            self.done_serving()
+
+    def done_serving(self):
+        with self._lock:
+            self.inflight -= 1
+            self._idle.notify_all()
+
+    def _complete(self, mid, kind, payload):
+        with self._lock:
+            p = self._pending.pop(mid, None)
+            self._idle.notify_all()
+        if p is None:
+            return              # timed out already
+        if p.fut._callbacks:
+            self._cb_pool.submit(self._finish, p, kind, payload)
+        else:
+            self._finish(p, kind, payload)
+
+    def _finish(self, p, kind, payload):
+        try:
+            if kind == ERR:
+                exc = _unpickle_exc(payload[0].bytes)
+                p.fut.set_exception(exc)
+            else:
+                p.fut.set_result(self.decode_response(payload, p.dst, p.keep))
+        except Exception as e:
+            if not p.fut.done():
+                p.fut.set_exception(e)
+
+    def decode_response(self, payload, src, keep):
+        return payload          # replaced by the api layer (unpickles the value)
+
+    def _expire(self):
+        now = time.monotonic()
+        while self._deadlines and self._deadlines[0][0] <= now:
+            _, mid, seconds = heapq.heappop(self._deadlines)
+            with self._lock:
+                p = self._pending.pop(mid, None)
+                self._idle.notify_all()
+            if p is not None:
+                p.fut.set_exception(timeout_error(seconds))
+
+    def _monitor_event(self, m, r):
+        while True:
+            try:
+                ev = parse_monitor_message(m.recv_multipart(zmq.NOBLOCK))
+            except zmq.Again:
+                return
+            if ev["event"] == zmq.EVENT_CONNECTED:
+                self._connected.add(r)
+            elif ev["event"] == zmq.EVENT_DISCONNECTED and self._running:
+                self._dead[r] = ("connection lost (the worker exited or crashed before "
+                                 "answering)")
+                self.fail_peer(r)
+
+    def fail_peer(self, r):
+        with self._lock:
+            gone = [(k, p) for k, p in self._pending.items() if p.dst == r]
+            for k, _ in gone:
+                del self._pending[k]
+            self._idle.notify_all()
+        for _, p in gone:
+            p.fut.set_exception(self._dead_error(r))
+
+    # -- state ------------------------------------------------------------------
+    def defer(self, fn, *args):
+        """Run fn(*args) on the I/O thread; safe from __del__ (takes no lock)."""
+        self.deferred.append((fn, args))
+        try:
+            os.write(self._wake_w, b"x")
+        except OSError:
+            pass
+
+    def wait_idle(self, timeout=None):
+        end = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            while self._pending or self.inflight or self._outq or self.deferred:
+                left = 0.05 if end is None else min(0.05, end - time.monotonic())
+                if left <= 0:
+                    return False
+                self._idle.wait(left)
+        return True
+
+    def counts(self):
+        with self._lock:
+            return self.sent, self.received
+
+    def stop(self):
+        self._running = False
+        os.write(self._wake_w, b"x")
+        self._io.join(5)
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        self._cb_pool.shutdown(wait=True)
+        for m in self._monitors:
+            m.close(0)
+        for d in self._dealers.values():
+            d.disable_monitor()
+            d.close()
+        self._router.close(0)
+        os.close(self._wake_r)
+        os.close(self._wake_w)
+
+
+def _pickle_exc(exc, agent):
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    where = WorkerInfo(agent.name, agent.rank)
+    try:
+        return pickle.dumps((type(exc), f"On {where}:\n{exc!r}\n{tb}"))
+    except Exception:
+        return pickle.dumps((RuntimeError, f"On {where}:\n{exc!r}\n{tb}"))
+
+
+def _unpickle_exc(data):
+    cls, msg = pickle.loads(data)
+    try:
+        return cls(msg)
+    except Exception:
+        return RuntimeError(msg)
+
+
+__all__ = ["Agent", "WorkerInfo", "timeout_error", "_wire"]
