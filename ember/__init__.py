@@ -14,7 +14,7 @@ from ._dtype import int32 as int, int64 as long, complex64 as cfloat, complex128
 from ._device import device
 from ._tensor import Tensor, Size, is_tensor
 from ._memory import (memory_allocated, max_memory_allocated, reset_peak_memory_stats,
-                      memory_stats, memory_reserved)
+                      memory_stats, memory_reserved, OutOfMemoryError)
 from . import ops
 from .ops.creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, empty, full,
                            zeros_like, ones_like, empty_like, full_like, arange, linspace,

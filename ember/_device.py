@@ -1,5 +1,6 @@
 """Devices. The cpu backend runs NumPy kernels; other device types are named by
 backends registered later (cuda through CuPy, privateuse1 by users)."""
+import builtins
 
 
 class device:
@@ -9,8 +10,21 @@ class device:
         if isinstance(type, device):
             self.type, self.index = type.type, type.index
             return
+        if isinstance(type, int) and not isinstance(type, bool):
+            if type < 0:
+                raise RuntimeError(f"device(): Device index must not be negative, got {type}")
+            type, index = "cuda", type          # a bare index names the accelerator
         if not isinstance(type, str):
             raise TypeError(f"device() expected a string or device, got {type!r}")
+        if index is not None:
+            if not isinstance(index, int) or isinstance(index, bool):
+                raise TypeError("device(): argument 'index' (position 2) must be int, not "
+                                f"{_type_name(index)}")
+            if index < 0:
+                raise RuntimeError(f"device(): Device index must not be negative, got {index}")
+            if ":" in type:
+                raise RuntimeError("device(): type (string) must not include an index because "
+                                   f"index was passed explicitly: {type}")
         if ":" in type:
             type, _, idx = type.partition(":")
             if not idx.isdigit():
@@ -39,6 +53,16 @@ class device:
         return hash((self.type, self.index))
 
 
+def _type_name(x):
+    return builtins.type(x).__name__
+
+
+class DeviceUnavailableError(RuntimeError, AssertionError):
+    """A device with no ember backend. A RuntimeError with ember's message, and also an
+    AssertionError because PyTorch's CPU builds raise "Torch not compiled with CUDA
+    enabled" as one, and user code catches it that way."""
+
+
 _KNOWN = {"cpu", "cuda", "meta", "privateuse1", "mps", "xla"}
 CPU = device("cpu")
 
@@ -57,7 +81,7 @@ def check_supported(d):
     """ember's only built-in backend is NumPy on the cpu."""
     d = as_device(d)
     if d.type not in ("cpu", "meta"):
-        raise RuntimeError(
+        raise DeviceUnavailableError(
             f"ember: device '{d}' is not available (no backend registered for '{d.type}'; "
             "ember runs on cpu)")
     return d

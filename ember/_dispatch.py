@@ -42,9 +42,13 @@ def _refresh_tf():
 
 
 def dispatch(op, args):
-    if STATE.modes or TF.active:
-        return _slow_dispatch(op, args)
-    return op.execute(args)
+    try:
+        if STATE.modes or TF.active:
+            return _slow_dispatch(op, args)
+        return op.execute(args)
+    except MemoryError as e:        # NumPy's, from any allocation a kernel makes
+        from ._memory import out_of_memory
+        raise out_of_memory(e, getattr(op, "name", op)) from None
 
 
 def _slow_dispatch(op, args):

@@ -77,6 +77,23 @@ class _CachedStorage(_Storage):
             self.pool.recycle(self.buf)
 
 
+class OutOfMemoryError(RuntimeError, MemoryError):
+    """An allocation the system refused. PyTorch's CPU allocator raises RuntimeError
+    ("DefaultCPUAllocator: can't allocate memory"), and `except RuntimeError` code relies on
+    it; it stays a MemoryError too, for code written against NumPy."""
+
+
+def out_of_memory(exc, opname):
+    """The OutOfMemoryError for NumPy's MemoryError `exc`, raised while running `opname`."""
+    if isinstance(exc, OutOfMemoryError):
+        return exc
+    nbytes = getattr(exc, "_total_size", None)
+    what = f"{nbytes} bytes" if nbytes is not None else "more memory than is available"
+    return OutOfMemoryError(
+        f"{opname}: DefaultCPUAllocator: can't allocate memory: you tried to allocate {what}. "
+        "Error code 12 (Cannot allocate memory)")
+
+
 PENDING = {}        # id(array) -> its _CachedStorage, for kernels that return plain arrays
 
 

@@ -15,7 +15,7 @@ from ._memory import _Storage, new_storage, alias_storage, PENDING as _PENDING
 
 class Tensor:
     # class-level defaults (see module note)
-    grad = None
+    _grad = None
     grad_fn = None
     _output_nr = 0
     _base = None
@@ -151,6 +151,16 @@ class Tensor:
         return self.grad_fn is None
 
     @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            _check_grad(self, value)
+        self._grad = value
+
+    @property
     def requires_grad(self):
         return self._rg
 
@@ -213,6 +223,9 @@ class Tensor:
     def data(self, other):
         if not isinstance(other, Tensor):
             raise TypeError("Tensor.data must be set to a Tensor")
+        if self._rg and not (other._dtype.is_floating_point or other._dtype.is_complex):
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               f"point or complex dtype (got {other._dtype})")
         self._data, self._dtype = other._data, other._dtype
         self._storage = other._storage
 
@@ -303,7 +316,7 @@ class Tensor:
                                "support the deepcopy protocol at the moment.")
         t = type(self).__new__(type(self)) if type(self) is not Tensor else _new(Tensor)
         t.__dict__.update({k: v for k, v in self.__dict__.items()
-                           if k not in ("_data", "_storage", "grad", "_accum")})
+                           if k not in ("_data", "_storage", "_grad", "_accum")})
         t._data = self._data.copy()
         t._dtype = self._dtype
         t._storage = _Storage(t._data.nbytes)
@@ -543,3 +556,24 @@ def grad_enabled():
 
 def as_device_of(t):
     return as_device(t.device)
+def _check_grad(t, g):
+    """PyTorch's checks on assigning `.grad`: a tensor of the same size, dtype and device."""
+    if not isinstance(g, Tensor):
+        raise TypeError("assigned grad expected to be a Tensor or None but got grad of type "
+                        f"{type(g).__name__}")
+    if g._dtype is not t._dtype:
+        raise RuntimeError(f"attempting to assign a gradient with dtype '{g._dtype}' to a tensor "
+                           f"with dtype '{t._dtype}'. Please ensure that the gradient and the "
+                           "tensor have the same dtype (assigned grad has data of a different "
+                           "type)")
+    if g._data.shape != t._data.shape:
+        raise RuntimeError(f"attempting to assign a gradient of size '{list(g._data.shape)}' to "
+                           f"a tensor of size '{list(t._data.shape)}'. Please ensure that the "
+                           "gradient and the tensor are the same size (assigned grad has data "
+                           "of a different size)")
+    if g._device.type != t._device.type:
+        raise RuntimeError(f"attempting to assign a gradient with device type '{g._device.type}' "
+                           f"to a tensor with device type '{t._device.type}'. Please ensure "
+                           "that the gradient and the tensor are on the same device")
+
+

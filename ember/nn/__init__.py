@@ -3,4 +3,9 @@ from .parameter import Parameter, Buffer, UninitializedParameter, UninitializedB
 from .modules import *  # noqa: F401,F403
 from .modules import Module  # noqa: F401
 from . import functional  # noqa: F401,E402
-from . import init, utils  # noqa: F401,E402
+from . import init  # noqa: F401,E402
+import importlib as _importlib  # noqa: E402
+
+# `from .modules import *` binds nn.modules.utils (the _pair helpers) as `utils`, which
+# `from . import utils` would then return: load nn.utils (clip_grad_norm_, rnn, ...) by name.
+utils = _importlib.import_module(__name__ + ".utils")

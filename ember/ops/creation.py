@@ -34,7 +34,8 @@ _C_NAMES = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int1
 
 
 def _size(size, opname="size"):
-    """A shape tuple from ints, one sequence of ints, or a torch.Size."""
+    """A shape tuple from ints, one sequence of ints, or a torch.Size (each fits int64,
+    as PyTorch's argument parser demands)."""
     if len(size) == 1 and isinstance(size[0], (list, tuple, Size)):
         size = tuple(size[0])
     out = []
@@ -50,20 +51,39 @@ def _size(size, opname="size"):
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{[int(x) for x in size]}")
+        if s >= 1 << 63:
+            raise TypeError(f"{opname}(): argument 'size' failed to unpack the object at pos "
+                            f"{len(out) + 1} with error \"Overflow when unpacking long\"")
         out.append(s)
     return tuple(out)
 
 
+_PY_DTYPES = {float: D.float64, int: D.int64, bool: D.bool, complex: D.complex128}
+
+
 def _check_dtype(dtype, opname):
+    """dtype= as PyTorch's parser takes it: an ember dtype, or a Python number type."""
+    if dtype in _PY_DTYPES and isinstance(dtype, type):
+        return _PY_DTYPES[dtype]
     if dtype is not None and not isinstance(dtype, D.dtype):
         raise TypeError(f"{opname}(): argument 'dtype' must be torch.dtype, not "
                         f"{type(dtype).__name__}")
     return dtype
 
 
-def _finish(t, requires_grad, device):
+def _check_layout(layout, opname):
+    from .. import strided
+    if layout is not None and layout is not strided:
+        raise TypeError(f"{opname}(): argument 'layout' must be torch.layout, not "
+                        f"{type(layout).__name__}")
+
+
+def _finish(t, requires_grad, device, opname="tensor"):
     if device is not None:
         check_supported(device)
+    if requires_grad is not None and not isinstance(requires_grad, (bool, np.bool_)):
+        raise TypeError(f"{opname}(): argument 'requires_grad' must be bool, not "
+                        f"{type(requires_grad).__name__}")
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -84,7 +104,7 @@ def _result(t, out, opname, requires_grad, device):
     if out is not None:
         from ._elementwise import write_out
         return write_out(out, t, opname)
-    return _finish(t, requires_grad, device)
+    return _finish(t, requires_grad, device, opname)
 
 
 def _scalar(v, dtype, opname):
@@ -150,6 +170,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
     size = _size((size,), "full")
+    _check_layout(layout, "full")
     dtype = _out_dtype(dtype, out, None, "full") or _fill_dtype(fill_value)
     t = _factory(FULL, (size, _scalar(fill_value, dtype, "full"), dtype), device)
     return _result(t, out, "full", requires_grad, device)
@@ -165,6 +186,7 @@ def _filled(value, opname):
         if not args:
             raise TypeError(f'{opname}() missing 1 required positional arguments: "size"')
         shape = _size(args, opname)
+        _check_layout(layout, opname)
         dt = _out_dtype(dtype, out, D.get_default_dtype(), opname)
         t = _factory(EMPTY, (shape, dt), device) if value is None else \
             _factory(FULL, (shape, value, dt), device)
@@ -498,7 +520,7 @@ def _to_array(data, dtype):
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False,
            names=None):
     """A new tensor that owns a copy of `data` (PyTorch 1.7: a tensor keeps its device)."""
-    _check_dtype(dtype, "tensor")
+    dtype = _check_dtype(dtype, "tensor")
     if isinstance(data, Tensor):
         warnings.warn("To copy construct from a tensor, it is recommended to use "
                       "sourceTensor.clone().detach() or sourceTensor.clone().detach()."
@@ -513,7 +535,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 def as_tensor(data, dtype=None, device=None):
     """Shares memory with a tensor or ndarray when dtype allows; copies otherwise."""
-    _check_dtype(dtype, "as_tensor")
+    dtype = _check_dtype(dtype, "as_tensor")
     if isinstance(data, Tensor):
         if dtype is None or dtype is data.dtype:
             return data

@@ -100,6 +100,7 @@ SUM = register("sum", _sum_kernel, vjp=_sum_vjp, save=(1, 2, 3), tags=("reductio
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     dims = reduce_dims(dim, input._data.ndim, "sum")
+    dtype = check_dtype_arg(dtype, "sum")
     res = dispatch(SUM, (input, dims, keepdim, dtype))
     return res if out is None else write_out(out, res, "sum")
 
@@ -179,6 +180,7 @@ MEAN = register("mean", _mean_kernel, vjp=_mean_vjp, save=(1, 2, 3), tags=("redu
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     dims = reduce_dims(dim, input._data.ndim, "mean")
+    dtype = check_dtype_arg(dtype, "mean")
     res = dispatch(MEAN, (input, dims, keepdim, dtype))
     return res if out is None else write_out(out, res, "mean")
 
@@ -254,6 +256,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if dim is not None and not isinstance(dim, int) and not hasattr(dim, "__index__"):
         raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
     dims = reduce_dims(dim, input._data.ndim, "prod")
+    dtype = check_dtype_arg(dtype, "prod")
     res = dispatch(PROD, (input, dims, keepdim, dtype))
     return res if out is None else write_out(out, res, "prod")
 
