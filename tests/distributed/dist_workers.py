@@ -1,0 +1,167 @@
+"""Per-rank programs for the multi-process tests (importable by spawned children)."""
+import os
+import pickle
+import socket
+import time
+
+import numpy as np
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_world(fn, world_size, *args, timeout=90, start_method="spawn"):
+    """Run fn(rank, world_size, port, *args) on `world_size` processes; kill all on timeout."""
+    import ember.multiprocessing as mp
+    port = free_port()
+    ctx = mp.start_processes(fn, args=(world_size, port) + args, nprocs=world_size,
+                             join=False, start_method=start_method)
+    deadline = time.monotonic() + timeout
+    try:
+        while not ctx.join(timeout=max(0.1, deadline - time.monotonic())):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"world of {world_size} did not finish in {timeout} s")
+    finally:
+        for p in ctx.processes:
+            if p.is_alive():
+                p.kill()
+
+
+def _init(rank, world_size, port, timeout_s=60):
+    from datetime import timedelta
+
+    import ember.distributed as dist
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=world_size, timeout=timedelta(seconds=timeout_s))
+    return dist
+
+
+def collectives(rank, ws, port, outdir):
+    """Every collective against a NumPy reference; sizes cross the direct/ring threshold."""
+    import ember
+    dist = _init(rank, ws, port)
+    T = ember.from_numpy
+    R = ember.distributed.ReduceOp
+    assert dist.get_rank() == rank and dist.get_world_size() == ws
+    assert dist.is_initialized() and dist.get_backend() == "gloo"
+    data = [np.random.RandomState(r).randn(70001).astype(np.float32) for r in range(ws)]
+    for n in (1, 1000, 70001):
+        for op, ref in ((R.SUM, np.sum), (R.MAX, np.max), (R.MIN, np.min),
+                        (R.PRODUCT, np.prod), (R.AVG, np.mean)):
+            t = T(data[rank][:n].copy())
+            dist.all_reduce(t, op=op)
+            want = ref(np.stack([d[:n] for d in data]), axis=0)
+            np.testing.assert_allclose(t.numpy(), want, rtol=1e-5, atol=1e-5)
+    # bit-identical results on every rank
+    t = T(data[rank].copy())
+    dist.all_reduce(t)
+    everyone = [None] * ws
+    dist.all_gather_object(everyone, t.numpy().tobytes())
+    assert all(e == everyone[0] for e in everyone)
+    ints = T(np.array([rank + 1, 6, 12], np.int64))
+    dist.all_reduce(ints, op=R.BXOR)
+    x = 0
+    for r in range(ws):
+        x ^= r + 1
+    assert ints.tolist()[0] == x
+    # strided tensor in-place
+    m = T(np.ones((4, 6), np.float32) * (rank + 1)).t()
+    dist.all_reduce(m)
+    assert (m.numpy() == sum(range(1, ws + 1))).all()
+    # broadcast / reduce (global ranks), large and small
+    for n in (3, 400000):
+        b = T(np.full(n, float(rank), np.float32))
+        dist.broadcast(b, src=ws - 1)
+        assert (b.numpy() == ws - 1).all()
+        r_ = T(np.full(n, float(rank + 1), np.float32))
+        dist.reduce(r_, dst=1)
+        if rank == 1:
+            assert (r_.numpy() == sum(range(1, ws + 1))).all()
+    # all_gather, into_tensor, gather, scatter
+    outs = [ember.zeros(2, 3) for _ in range(ws)]
+    dist.all_gather(outs, ember.full((2, 3), float(rank)))
+    assert [o[1, 2].item() for o in outs] == list(range(ws))
+    big = ember.zeros(ws * 2, 3)
+    dist.all_gather_into_tensor(big, ember.full((2, 3), float(rank)))
+    assert big[:, 0].tolist() == [float(r) for r in range(ws) for _ in range(2)]
+    g = [ember.zeros(2) for _ in range(ws)] if rank == 0 else None
+    dist.gather(ember.full((2,), float(rank) * 2), g, dst=0)
+    if rank == 0:
+        assert [x[0].item() for x in g] == [2.0 * r for r in range(ws)]
+    s = ember.zeros(3)
+    dist.scatter(s, [ember.full((3,), float(r) + 10) for r in range(ws)] if rank == 0 else None,
+                 src=0)
+    assert s.tolist() == [10.0 + rank] * 3
+    # reduce_scatter (small and ring-sized)
+    for n in (4, 30000):
+        ins = [T(np.full(n, float(rank * 10 + j), np.float32)) for j in range(ws)]
+        out = ember.zeros(n)
+        dist.reduce_scatter(out, ins)
+        assert (out.numpy() == sum(r * 10 + rank for r in range(ws))).all()
+        out2 = ember.zeros(n)
+        dist.reduce_scatter_tensor(out2, ember.cat(ins))
+        assert (out2.numpy() == out.numpy()).all()
+    # all_to_all and all_to_all_single with uneven splits
+    ins = [ember.full((j + 1,), float(rank * 100 + j)) for j in range(ws)]
+    outs = [ember.zeros(rank + 1) for _ in range(ws)]
+    dist.all_to_all(outs, ins)
+    assert [o[0].item() for o in outs] == [float(r * 100 + rank) for r in range(ws)]
+    in_splits = [j + 1 for j in range(ws)]
+    out_splits = [rank + 1] * ws
+    inp = ember.cat([ember.full((j + 1, 2), float(rank * 100 + j)) for j in range(ws)])
+    out = ember.zeros(sum(out_splits), 2)
+    dist.all_to_all_single(out, inp, out_splits, in_splits)
+    exp = np.concatenate([np.full((rank + 1, 2), r * 100 + rank) for r in range(ws)])
+    assert (out.numpy() == exp).all()
+    # p2p: ring exchange with isend/irecv both ways, batch_isend_irecv, tags
+    right, left = (rank + 1) % ws, (rank - 1) % ws
+    a, b = ember.zeros(5), ember.zeros(5)
+    ops = [dist.P2POp(dist.isend, ember.full((5,), float(rank)), right, tag=3),
+           dist.P2POp(dist.irecv, a, left, tag=3),
+           dist.P2POp(dist.isend, ember.full((5,), float(rank) + 0.5), left, tag=4),
+           dist.P2POp(dist.irecv, b, right, tag=4)]
+    for w in dist.batch_isend_irecv(ops):
+        w.wait()
+    assert a.tolist() == [float(left)] * 5 and b.tolist() == [right + 0.5] * 5
+    if rank == 0:
+        dist.send(ember.arange(6.0), dst=1)
+    elif rank == 1:
+        t = ember.zeros(6)
+        assert dist.recv(t, src=0) == 0 and t.tolist() == list(range(6))
+    # async ops overlap and complete with a Future
+    works = [dist.all_reduce(ember.ones(50000) * (rank + 1), async_op=True) for _ in range(3)]
+    vals = [w.get_future().wait()[0] for w in works]
+    assert all(float(v[0]) == sum(range(1, ws + 1)) for v in vals)
+    assert all(w.is_completed() and w.is_success() for w in works)
+    # objects and subgroups
+    objs = [{"r": rank}, "x"] if rank == 0 else [None, None]
+    dist.broadcast_object_list(objs, src=0)
+    assert objs == [{"r": 0}, "x"]
+    sub = dist.new_group([0, ws - 1])
+    if rank in (0, ws - 1):
+        t = ember.full((2,), float(rank))
+        dist.all_reduce(t, group=sub)
+        assert t.tolist() == [float(ws - 1)] * 2
+        assert dist.get_rank(sub) == (0 if rank == 0 else 1)
+    else:
+        assert sub is dist.GroupMember.NON_GROUP_MEMBER
+    dist.barrier()
+    dist.monitored_barrier()
+    with open(os.path.join(outdir, f"ok{rank}"), "wb") as f:
+        pickle.dump(True, f)
+    dist.destroy_process_group()
+
+
+def raising(rank, ws, port):
+    if rank == 1:
+        raise ValueError("boom from rank 1")
+    time.sleep(30)
+
+
+def exiting(rank, ws, port):
+    if rank == 1:
+        os._exit(3)
+    time.sleep(30)
