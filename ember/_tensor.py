@@ -230,6 +230,12 @@ class Tensor:
         self._storage = other._storage
 
     def detach(self):
+        if STATE.modes:             # a mode sees detach as a registry op (ops/effects.py)
+            from .ops.effects import DETACH
+            return DETACH(self)
+        return self._detach()
+
+    def _detach(self):
         t = _alias(self, self._data)
         if self._base is not None:
             t._base = self._base

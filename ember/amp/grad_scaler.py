@@ -7,11 +7,12 @@ row multiply it by growth_factor. The optimizer is duck-typed (param_groups, ste
 """
 import enum
 
-import numpy as np
-
 from .. import _dtype as D
+from .._dispatch import STATE
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from ..ops.creation import full
+from ..ops.effects import AMP_UNSCALE_, AMP_UPDATE_SCALE_
 
 __all__ = ["GradScaler", "OptState"]
 
@@ -24,6 +25,30 @@ class OptState(enum.Enum):
 
 def _new_state():
     return {"stage": OptState.READY, "found_inf": None}
+
+
+def _maybe_opt_step(optimizer, found_inf, args, kwargs):
+    """optimizer.step() unless found_inf. Eager (no mode, real tensors) reads the flag, as
+    PyTorch does; under a mode the step always runs and every parameter and state tensor
+    it touched is put back where found_inf (torch.where), so no host read is needed."""
+    if not STATE.modes and not found_inf._fake:
+        return None if found_inf.item() else optimizer.step(*args, **kwargs)  # eager only
+    from ..ops.indexing import where
+    tensors = []
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            tensors.append(p)
+            tensors.extend(v for v in optimizer.state.get(p, {}).values()
+                           if isinstance(v, Tensor))
+    with no_grad():
+        saved = [t.clone() for t in tensors]
+        retval = optimizer.step(*args, **kwargs)
+        skip = found_inf != 0
+        for t, old in zip(tensors, saved):
+            t.copy_(where(skip, old, t))
+    return retval
 
 
 class GradScaler:
@@ -82,21 +107,23 @@ class GradScaler:
                                "the last update().")
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
-        inv_scale = np.float32(1.0) / np.float32(self._scale.item())
-        found = False
+        # PyTorch's order: reciprocal in double, rounded to float32; one registry op
+        # checks every gradient for inf/nan and unscales it (no host read)
+        inv_scale = self._scale.double().reciprocal().float()
+        found_inf = full((), 0.0, dtype=D.float32)
         with no_grad():
+            grads = []
             for group in optimizer.param_groups:
                 for p in group["params"]:
                     g = p.grad
                     if g is None:
                         continue
-                    if g.dtype is D.float16 and False:
+                    if g.dtype is D.float16:
                         raise ValueError("Attempting to unscale FP16 gradients.")
-                    data = g._data
-                    if not np.all(np.isfinite(data)):
-                        found = True
-                    g.mul_(float(inv_scale))
-        state["found_inf"] = 1.0 if found else 0.0
+                    grads.append(g)
+            if grads:
+                AMP_UNSCALE_(grads, found_inf, inv_scale)
+        state["found_inf"] = found_inf
         state["stage"] = OptState.UNSCALED
 
     def step(self, optimizer, *args, **kwargs):
@@ -114,9 +141,7 @@ class GradScaler:
             self.unscale_(optimizer)
         if state["found_inf"] is None:
             raise AssertionError("No inf checks were recorded for this optimizer.")
-        retval = None
-        if not state["found_inf"]:
-            retval = optimizer.step(*args, **kwargs)
+        retval = _maybe_opt_step(optimizer, state["found_inf"], args, kwargs)
         state["stage"] = OptState.STEPPED
         return retval
 
@@ -141,20 +166,12 @@ class GradScaler:
                      if s["found_inf"] is not None]
             if not found:
                 raise AssertionError("No inf checks were recorded prior to update.")
-            scale = np.float32(self._scale.item())
-            tracker = int(self._growth_tracker.item())
-            if sum(found):
-                scale = np.float32(scale * np.float32(self._backoff_factor))
-                tracker = 0
-            else:
-                tracker += 1
-                if tracker == self._growth_interval:
-                    grown = np.float32(scale * np.float32(self._growth_factor))
-                    if np.isfinite(grown):        # PyTorch keeps the scale if growth overflows
-                        scale = grown
-                    tracker = 0
-            self._scale = full((), float(scale), dtype=D.float32)
-            self._growth_tracker = full((), tracker, dtype=D.int32)
+            found_inf_combined = found[0]
+            for f in found[1:]:
+                found_inf_combined = found_inf_combined + f
+            AMP_UPDATE_SCALE_(self._scale, self._growth_tracker, found_inf_combined,
+                              self._growth_factor, self._backoff_factor,
+                              self._growth_interval)
         self._per_optimizer_states = {}
 
     # -- accessors --------------------------------------------------------------------

@@ -343,13 +343,24 @@ def _accumulate(var, g, create_graph, handed):
     old = var.grad
     if old is None:
         if create_graph:
-            var.grad = g.clone()
+            how = "clone"
         elif id(g._storage) in handed or not _obeys_layout(g, var):
-            var.grad = _copy_like(g, var)
+            how = "copy"
         else:
-            var.grad = g.detach()
+            how = "steal"
             handed.add(id(g._storage))
-    elif STATE.grad_enabled:
+    else:
+        how = "add" if STATE.grad_enabled else "add_"
+    if STATE.modes:                 # a mode sees the write as the accumulate_grad_ op
+        from ..ops.effects import ACCUMULATE_GRAD_
+        ACCUMULATE_GRAD_(var, g, how)
+    elif how == "steal":
+        var.grad = g.detach()
+    elif how == "copy":
+        var.grad = _copy_like(g, var)
+    elif how == "clone":
+        var.grad = g.clone()
+    elif how == "add":
         var.grad = old + g
     else:
         old.add_(g)

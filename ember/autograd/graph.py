@@ -139,7 +139,7 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
 
 class SavedTensor:
     """A saved tensor plus its version at save time (checked at unpack)."""
-    __slots__ = ("t", "version", "is_output")
+    __slots__ = ("t", "version", "is_output", "src")
 
     def __init__(self, t, is_output=False):
         if t._inference:
@@ -147,6 +147,7 @@ class SavedTensor:
         self.t = t
         self.version = t._storage.version
         self.is_output = is_output
+        self.src = None     # for outputs: a weakref to the output itself (saved_output)
 
     def unpack(self, node, output_nr=0):
         t = self.t
@@ -155,10 +156,34 @@ class SavedTensor:
                                              t.grad_fn, output_nr if self.is_output else
                                              t._output_nr))
         if self.is_output:
-            o = _alias(t, t._data)
+            if STATE.modes:
+                src = self.src() if self.src is not None else None
+                o = _alias_op(src if src is not None and src._data.shape == t._data.shape
+                              and src._data.strides == t._data.strides else t)
+            else:
+                o = _alias(t, t._data)
             o.grad_fn, o._output_nr, o._rg = node, output_nr, True
             return o
         return t
+
+
+def saved_output(o):
+    """SavedTensor for an op's output: a plain alias (no reference cycle through the
+    node) plus a weakref to the output, so that under a mode the unpacked value is the
+    `alias` registry op applied to a tensor a recording has seen."""
+    s = SavedTensor(_alias(o, o._data), True)
+    s.src = weakref.ref(o)
+    return s
+
+
+def _alias_op(t):
+    """alias(t) through dispatch, recording no history (the node's is attached after)."""
+    from ..overrides import ALIAS
+    prev, STATE.grad_enabled = STATE.grad_enabled, False
+    try:
+        return ALIAS(t)
+    finally:
+        STATE.grad_enabled = prev
 
 
 class _FreedSaved(SavedTensor):
@@ -407,7 +432,7 @@ def record(op, args, out):
     ctx.shapes = shapes
     ctx.dtypes = dtypes
     if op.save_out:
-        sv = tuple(SavedTensor(_alias(o, o._data), True) for o in outs)
+        sv = tuple(saved_output(o) for o in outs)
         ctx._out = sv if multi else sv[0]
     else:
         ctx._out = ()
@@ -463,7 +488,7 @@ def record_binary(op, a, b, extra, out):
     d = out._dtype
     ctx.dtypes = [a._dtype, b._dtype]
     if op.save_out:
-        ctx._out = SavedTensor(_alias(out, out._data), True)
+        ctx._out = saved_output(out)
     else:
         ctx._out = ()
     node.out_meta = [(out._data.shape, d)]

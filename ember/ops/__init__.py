@@ -8,3 +8,4 @@ from . import norm, embedding  # noqa: F401,E402
 from . import pool  # noqa: F401,E402
 from . import loss  # noqa: F401,E402
 from . import misc  # noqa: F401,E402  (last: composes the families above)
+from . import effects  # noqa: F401,E402  (registry ops for non-math effects)

@@ -214,12 +214,11 @@ def inplace(op, self, args):
 
 def _resave(ctx, self, drop_self):
     """After the commit: forget an unneeded `self`; a saved result is now `self`."""
-    from ..autograd.graph import SavedTensor
-    from .._tensor import _alias
+    from ..autograd.graph import SavedTensor, saved_output
     if drop_self and ctx._args:
         ctx._args[0] = None
     if ctx._out and isinstance(ctx._out, SavedTensor) and self.grad_fn is not None:
-        ctx._out = SavedTensor(_alias(self, self._data), True)
+        ctx._out = saved_output(self)
 
 
 def _any_rg(args):
@@ -242,11 +241,28 @@ def write_out(out, res, opname="op"):
     if out._data.shape != res._data.shape:
         if out._base is not None:
             raise RuntimeError(f"{opname}(): cannot resize an out= tensor that is a view")
-        out._data = np.empty(res._data.shape, out._dtype.np)
-        resize_storage(out._storage, out._data.nbytes)
+        if STATE.modes:             # modes see out='s effects as resize_ + copy_ ops
+            from .effects import RESIZE_
+            dispatch(RESIZE_, (out, res._data.shape))
+        else:
+            out._data = np.empty(res._data.shape, out._dtype.np)
+            resize_storage(out._storage, out._data.nbytes)
+    if STATE.modes:
+        with _no_grad():
+            return dispatch(COPY_, (out, res))
     np.copyto(out._data, res._data, casting="unsafe")
     out._storage.version += 1
     return out
+
+
+class _no_grad:
+    """copy_ of an out= write records no history (out= never does)."""
+
+    def __enter__(self):
+        self.prev, STATE.grad_enabled = STATE.grad_enabled, False
+
+    def __exit__(self, *exc):
+        STATE.grad_enabled = self.prev
 
 
 COPY_ = None   # set by ember.ops.copy (avoids an import cycle)

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._device import check_supported
-from .._dispatch import dispatch
+from .._dispatch import STATE, dispatch
 from .._tensor import Tensor, wrap, Size
 from ._elementwise import _KIND_NAMES
 from ._registry import register
@@ -527,7 +527,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                       "requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
     arr, d = _to_array(data, dtype)
-    t = wrap(arr, d)
+    if STATE.modes and not isinstance(data, Tensor):
+        from .effects import lift_fresh_copy    # the value is part of the recorded call
+        t = lift_fresh_copy(arr)
+    else:
+        t = wrap(arr, d)
     if isinstance(data, Tensor) and device is None:
         t._device = data._device
     return _finish(t, requires_grad, device)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from .. import _dtype as D
-from .._dispatch import dispatch
+from .._dispatch import STATE, dispatch
 from .._tensor import Tensor, _wrap_dim
 from ._elementwise import inplace, write_out
 from ._registry import register
@@ -88,7 +88,11 @@ def _view_inplace(view_fn, name):
         if self.requires_grad and self.grad_fn is None:
             raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
                                "in-place operation.")
-        self._data = v._data
+        if STATE.modes:             # a mode sees the rebinding as the set_ op
+            from .effects import SET_
+            SET_(self, v)
+        else:
+            self._data = v._data
         if v.grad_fn is not None:
             self.grad_fn, self._output_nr = v.grad_fn, v._output_nr
         return self

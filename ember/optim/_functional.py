@@ -54,8 +54,11 @@ def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, *, weight
 def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, amsgrad,
          beta1, beta2, lr, weight_decay, eps, maximize, decoupled_weight_decay=False,
          capturable=False):
-    """Adam (and AdamW with decoupled_weight_decay=True), bias-corrected."""
-    _check_capturable(capturable, params)
+    """Adam (and AdamW with decoupled_weight_decay=True), bias-corrected.
+
+    capturable=True (or fake step counters) follows PyTorch's capturable branch: the
+    bias corrections are tensor ops on the step counter, so the step reads nothing back
+    to the host and a recording mode sees all of it. ember allows it on the cpu."""
     maximum = _ember().maximum
     beta1, beta2 = _to_scalar(beta1), _to_scalar(beta2)
     for i, param in enumerate(params):
@@ -72,7 +75,11 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
                                                          max_sq)
         exp_avg.lerp_(grad, 1 - beta1)
         exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-        step = step_t.item()
+        if capturable or step_t._fake:
+            _adam_capturable_update(param, exp_avg, exp_avg_sq, max_sq, step_t, amsgrad=amsgrad,
+                                    beta1=beta1, beta2=beta2, lr=lr, eps=eps)
+            continue
+        step = step_t.item()  # eager only: capturable=False reads the step, as PyTorch
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
         step_size = _to_scalar(lr / bias_correction1)
@@ -83,6 +90,24 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
         else:
             denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
         param.addcdiv_(exp_avg, denom, value=-step_size)
+
+
+def _adam_capturable_update(param, exp_avg, exp_avg_sq, max_sq, step_t, *, amsgrad, beta1,
+                            beta2, lr, eps):
+    """PyTorch's capturable Adam tail: step size and bias corrections as 0-d tensors.
+    (`number / tensor` is written as PyTorch evaluates it: tensor.reciprocal() * number.)"""
+    bias_correction1 = 1 - beta1 ** step_t
+    bias_correction2 = 1 - beta2 ** step_t
+    step_size = bias_correction1.reciprocal() * lr
+    step_size_neg = step_size.neg()
+    bias_correction2_sqrt = bias_correction2.sqrt()
+    eps_term = step_size_neg.reciprocal() * eps
+    if amsgrad:
+        max_sq.copy_(_ember().maximum(max_sq, exp_avg_sq))
+        denom = (max_sq.sqrt() / (bias_correction2_sqrt * step_size_neg)).add_(eps_term)
+    else:
+        denom = (exp_avg_sq.sqrt() / (bias_correction2_sqrt * step_size_neg)).add_(eps_term)
+    param.addcdiv_(exp_avg, denom)
 
 
 def adamw(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, **kwargs):
