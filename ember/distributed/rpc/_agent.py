@@ -102,6 +102,9 @@ class Agent:
         self.rejected = 0
         self._running = True
         self._io = threading.Thread(target=self._loop, name=f"rpc-io-{name}", daemon=True)
+
+    def start(self):
+        """Start the I/O thread (after the handlers are installed)."""
         self._io.start()
 
     # -- sending ----------------------------------------------------------------
