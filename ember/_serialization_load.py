@@ -110,7 +110,7 @@ def _build_parameter(inst, state):
 def _build_hooks():
     from .nn.parameter import Parameter
     return {Size: _no_build("torch.Size"), _device: _no_build("torch.device"),
-            D.dtype: _no_build("torch.dtype"), Tensor: _build_tensor,
+            Tensor: _build_tensor,
             Parameter: _build_parameter}
 
 

@@ -9,12 +9,12 @@ attributes on that class for the whole process. Here every opcode that mutates a
 object checks the object first, exactly where PyTorch's unpickler does:
 
 - GLOBAL / STACK_GLOBAL: only allow-listed names (modules sys/os/posix/nt refused first);
-- NEWOBJ / NEWOBJ_EX: only allow-listed classes; REDUCE: only allow-listed callables;
+- NEWOBJ: only allow-listed classes; REDUCE: only allow-listed callables;
 - BUILD: only on instances of allow-listed classes (never on classes, functions or
   modules), OrderedDict (its `_metadata`), or Parameter;
 - SETITEM(S): only dict / OrderedDict / Counter; APPEND(S): only list; ADDITEMS: only set.
 
-Anything else (INST, OBJ, EXT1/2/4, text PERSID, out-of-band buffers...) is an
+Anything else (INST, OBJ, NEWOBJ_EX, EXT1/2/4, text PERSID, out-of-band buffers...) is an
 "Unsupported operand". Beyond PyTorch's opcode set this reads the data-only opcodes
 of protocols 3-5 (bytes, short strings, FRAME, MEMOIZE, frozenset), because ember.save
 accepts pickle_protocol up to 5; STACK_GLOBAL goes through the same allowlist as GLOBAL.
@@ -109,14 +109,14 @@ class Unpickler:
         return id(obj) in self.allowed_ids()
 
     # ------------------------------------------------------------------ opcodes
-    def _newobj(self, cls, args, kwargs):
+    def _newobj(self, cls, args):
         from .nn.parameter import Parameter
         if cls is Parameter:
-            return Parameter(*args, **kwargs)
+            return Parameter(*args)
         if not self._allowed(cls):
             raise UnpicklingError("Can only create new object for nn.Parameter or classes "
                                   f"allowlisted via `add_safe_globals` but got {cls}")
-        return cls.__new__(cls, *args, **kwargs)
+        return cls.__new__(cls, *args)
 
     def _reduce(self, args):
         func = self._top()
@@ -236,15 +236,7 @@ def _stack_global(u):
 def _newobj_op(u):
     args = u._pop()
     cls = u._pop()
-    u.stack.append(u._newobj(cls, args, {}))
-
-
-@_op(b"\x92")
-def _newobj_ex(u):
-    kwargs = u._pop()
-    args = u._pop()
-    cls = u._pop()
-    u.stack.append(u._newobj(cls, args, kwargs))
+    u.stack.append(u._newobj(cls, args))
 
 
 @_op(b"R")

@@ -24,6 +24,7 @@ import zlib
 
 import numpy as np
 
+from . import _atomic_file
 from . import _dtype as D
 from ._device import device as _device
 from ._memory import alias_storage, new_storage
@@ -233,8 +234,10 @@ def _records(obj, protocol=2, archive="archive"):
 def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
          _disable_byteorder_record=False):
     """torch.save: writes `obj` in PyTorch's zip format. A path is written atomically
-    (a temporary file in the same directory, then os.replace), so a failure leaves any
-    old file intact."""
+    (a temporary `.<name>.<pid>.<random>.tmp` in the same directory, then os.replace), so a
+    failure leaves any old file intact. A save killed mid-write cannot remove its temporary:
+    the next save of the same path deletes such leftovers, only those whose writer pid is
+    no longer alive and whose advisory lock (held by every writer while writing) is free."""
     if pickle_module is not None and pickle_module is not pickle:
         raise NotImplementedError("ember.save: pickle_module other than pickle")
     if not 2 <= pickle_protocol <= pickle.HIGHEST_PROTOCOL:
@@ -247,23 +250,9 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     if not isinstance(f, (str, os.PathLike)):
         _write_zip(f, records)
         return
-    import tempfile
     path = os.fspath(f)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise RuntimeError(f"Parent directory {folder} does not exist.")
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            _write_zip(out, records)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, _file_mode(path))
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with _atomic_file.atomic_write(path, _file_mode(path)) as out:
+        _write_zip(out, records)
 
 
 def _file_mode(path):
