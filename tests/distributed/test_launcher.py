@@ -44,7 +44,7 @@ ENV_SCRIPT = """
     def main():
         # one write per line: print() writes the text and the newline separately, and two
         # workers share the launcher's stdout
-        sys.stdout.write(json.dumps({k: os.environ[k] for k in KEYS}) + "\n")
+        sys.stdout.write(json.dumps({k: os.environ[k] for k in KEYS}) + "\\n")
         sys.stdout.flush()
         if sys.argv[1:] == ["fail"] and os.environ["RANK"] == "1":
             raise ValueError("boom from rank " + os.environ["RANK"])
