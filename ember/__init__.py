@@ -20,6 +20,8 @@ from .ops.creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, 
                            zeros_like, ones_like, empty_like, full_like, arange, linspace,
                            logspace, eye, scalar_tensor)
 from .ops.copy import clone
+from .ops.effects import (_amp_foreach_non_finite_check_and_unscale_,  # noqa: F401
+                          _amp_update_scale_)
 from .ops.pointwise import *  # noqa: F401,F403
 from .ops.shape import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403

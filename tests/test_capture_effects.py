@@ -335,3 +335,36 @@ _HOST_READ_ALLOWED = {
     "ember/ops/effects.py": {"_set", "_resize", "_non_finite_check_and_unscale",
                              "_update_scale"},
 }
+
+
+@pytest.mark.parametrize("found,tracker,interval,scale", [(0.0, 0, 3, 4.0), (0.0, 2, 3, 4.0),
+                                                          (1.0, 2, 3, 4.0),
+                                                          (0.0, 0, 1, 3.0e38)])
+def test_amp_update_scale_matches_torch(found, tracker, interval, scale):
+    torch = pytest.importorskip("torch")
+    res = []
+    for L in (torch, ember):
+        s = L.full((), scale, dtype=L.float32)
+        tr = L.full((), tracker, dtype=L.int32)
+        out = L._amp_update_scale_(s, tr, L.full((), found), 2.0, 0.5, interval)
+        assert out is s
+        res.append((s.item(), tr.item()))
+    assert res[0] == res[1]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
+@pytest.mark.parametrize("bad", [None, float("inf"), float("nan")])
+def test_amp_unscale_matches_torch(dtype, bad):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    vals = [rng.standard_normal(5).astype(dtype), rng.standard_normal((2, 3)).astype(dtype)]
+    if bad is not None:
+        vals[1][1, 2] = bad
+    res = []
+    for L in (torch, ember):
+        grads = [L.tensor(v.copy()) for v in vals]
+        found = L.zeros((), dtype=L.float32)
+        L._amp_foreach_non_finite_check_and_unscale_(grads, found,
+                                                     L.full((), 1 / 3, dtype=L.float32))
+        res.append([found.item()] + [g.numpy().tobytes() for g in grads])
+    assert res[0] == res[1]

@@ -19,7 +19,7 @@ class EffectOp(OpDef):
     """An op whose kernel takes and returns Tensors (the effect is on tensor state)."""
 
     def __init__(self, name, fn, **kw):
-        super().__init__(name, None, **kw)
+        super().__init__(name, fn, **kw)      # kernels['cpu'] is fn: it takes Tensors
         self.fn = fn
         if name in REGISTRY:
             raise RuntimeError(f"op '{name}' registered twice")
@@ -54,12 +54,15 @@ def _accumulate_grad(variable, new_grad, how):
     return variable.grad
 
 
-ACCUMULATE_GRAD_ = EffectOp("accumulate_grad_", _accumulate_grad, tags=("inplace",))
+ACCUMULATE_GRAD_ = EffectOp("accumulate_grad_", _accumulate_grad, tags=("inplace",),
+                            meta=lambda variable, new_grad, how: (variable.shape,
+                                                                  variable.dtype))
 
 
 # ------------------------------------------------------------------ geometry / storage
 
-DETACH = EffectOp("detach", lambda t: t._detach(), view=True)
+DETACH = EffectOp("detach", lambda t: t._detach(), view=True,
+                  meta=lambda t: (tuple(t.shape), t.dtype))
 DETACH.__doc__ = "Tensor.detach() under a mode: an alias with no history, made by an op."
 
 
@@ -70,7 +73,8 @@ def _set(self, source):
     return self
 
 
-SET_ = EffectOp("set_", _set, tags=("inplace", "view"), view=True)
+SET_ = EffectOp("set_", _set, tags=("inplace",), view=True,
+               meta=lambda self, source: (tuple(source.shape), source.dtype))
 
 
 def _resize(self, size):
@@ -89,7 +93,8 @@ def _resize(self, size):
     return self
 
 
-RESIZE_ = EffectOp("resize_", _resize, tags=("inplace",))
+RESIZE_ = EffectOp("resize_", _resize, tags=("inplace",),
+                  meta=lambda self, size: (tuple(size), self.dtype))
 
 
 # ------------------------------------------------------------------ constants
@@ -114,11 +119,12 @@ def _non_finite_check_and_unscale(grads, found_inf, inv_scale):
             found_inf._data[...] = 1.0
         g.mul_(inv_scale)
     found_inf._storage.version += 1
-    return found_inf
+    return ()       # PyTorch's op returns nothing
 
 
 AMP_UNSCALE_ = EffectOp("_amp_foreach_non_finite_check_and_unscale_",
-                        _non_finite_check_and_unscale, tags=("inplace",))
+                        _non_finite_check_and_unscale, tags=("inplace",),
+                        meta=lambda grads, found_inf, inv_scale: ())
 
 
 def _update_scale(scale, growth_tracker, found_inf, growth_factor, backoff_factor,
@@ -145,7 +151,22 @@ def _update_scale(scale, growth_tracker, found_inf, growth_factor, backoff_facto
     return scale
 
 
-AMP_UPDATE_SCALE_ = EffectOp("_amp_update_scale_", _update_scale, tags=("inplace",))
+AMP_UPDATE_SCALE_ = EffectOp("_amp_update_scale_", _update_scale, tags=("inplace",),
+                             meta=lambda scale, *rest: (tuple(scale.shape), scale.dtype))
+
+
+def _amp_foreach_non_finite_check_and_unscale_(self, found_inf, inv_scale):
+    """torch._amp_foreach_non_finite_check_and_unscale_: unscale grads in place, flag infs."""
+    from .._dispatch import dispatch
+    dispatch(AMP_UNSCALE_, (list(self), found_inf, inv_scale))
+
+
+def _amp_update_scale_(self, growth_tracker, found_inf, scale_growth_factor,
+                       scale_backoff_factor, growth_interval):
+    """torch._amp_update_scale_: GradScaler's scale update, in place; returns self."""
+    from .._dispatch import dispatch
+    return dispatch(AMP_UPDATE_SCALE_, (self, growth_tracker, found_inf, scale_growth_factor,
+                                        scale_backoff_factor, growth_interval))
 
 
 def lift_fresh_copy(value):
