@@ -1,0 +1,4 @@
+"""torch.distributions.bernoulli: Bernoulli (implemented in .discrete)."""
+from .discrete import Bernoulli
+
+__all__ = ["Bernoulli"]

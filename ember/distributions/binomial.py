@@ -1,0 +1,4 @@
+"""torch.distributions.binomial: Binomial (implemented in .discrete)."""
+from .discrete import Binomial
+
+__all__ = ["Binomial"]

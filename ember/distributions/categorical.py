@@ -1,0 +1,4 @@
+"""torch.distributions.categorical: Categorical (implemented in .discrete)."""
+from .discrete import Categorical
+
+__all__ = ["Categorical"]

@@ -1,0 +1,201 @@
+"""Distribution: the base class every distribution derives from (torch.distributions.Distribution).
+
+Holds batch/event shapes, argument validation with PyTorch's ValueError messages, and the
+generic expand/sample plumbing; subclasses supply the math in ember ops.
+"""
+import warnings
+
+import ember
+
+from . import constraints
+from .utils import lazy_property
+
+__all__ = ["Distribution"]
+
+
+class Distribution:
+    has_rsample = False
+    has_enumerate_support = False
+    _validate_args = __debug__
+    # parameters that expand() broadcasts; subclasses list theirs
+    _expand_params = ()
+
+    @staticmethod
+    def set_default_validate_args(value):
+        if value not in [True, False]:
+            raise ValueError
+        Distribution._validate_args = value
+
+    def __init__(self, batch_shape=ember.Size(), event_shape=ember.Size(), validate_args=None):
+        self._batch_shape = ember.Size(batch_shape)
+        self._event_shape = ember.Size(event_shape)
+        if validate_args is not None:
+            self._validate_args = validate_args
+        if self._validate_args:
+            try:
+                arg_constraints = self.arg_constraints
+            except NotImplementedError:
+                arg_constraints = {}
+                warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set "
+                              "`arg_constraints = {}` or initialize the distribution with "
+                              "`validate_args=False` to turn off validation.")
+            for param, constraint in arg_constraints.items():
+                if constraints.is_dependent(constraint):
+                    continue
+                if param not in self.__dict__ and isinstance(getattr(type(self), param, None),
+                                                             lazy_property):
+                    continue  # skip checking lazily-constructed args
+                value = getattr(self, param)
+                valid = constraint.check(value)
+                if not bool(valid.all()):
+                    raise ValueError(
+                        f"Expected parameter {param} ({type(value).__name__} of shape "
+                        f"{tuple(value.shape)}) of distribution {repr(self)} to satisfy the "
+                        f"constraint {repr(constraint)}, but found invalid values:\n{value}")
+        super().__init__()
+
+    def expand(self, batch_shape, _instance=None):
+        """A new distribution with batch dims expanded (parameters are views, not copies)."""
+        batch_shape = ember.Size(batch_shape)
+        new = self._get_checked_instance(type(self), _instance)
+        for name in self._expand_params:
+            if name not in self.__dict__:
+                continue
+            value = self.__dict__[name]
+            if isinstance(value, ember.Tensor):
+                extra = value.shape[len(self.batch_shape):]
+                value = value.expand(batch_shape + extra)
+            setattr(new, name, value)
+        for name, value in self.__dict__.items():
+            if name not in self._expand_params and not isinstance(value, ember.Tensor) \
+                    and not name.startswith("_"):
+                setattr(new, name, value)
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def batch_shape(self):
+        return self._batch_shape
+
+    @property
+    def event_shape(self):
+        return self._event_shape
+
+    @property
+    def arg_constraints(self):
+        raise NotImplementedError
+
+    @property
+    def support(self):
+        raise NotImplementedError
+
+    @property
+    def mean(self):
+        raise NotImplementedError(f"{self.__class__} does not implement mean")
+
+    @property
+    def mode(self):
+        raise NotImplementedError(f"{self.__class__} does not implement mode")
+
+    @property
+    def variance(self):
+        raise NotImplementedError(f"{self.__class__} does not implement variance")
+
+    @property
+    def stddev(self):
+        return self.variance.sqrt()
+
+    def sample(self, sample_shape=ember.Size()):
+        with ember.no_grad():
+            return self.rsample(sample_shape)
+
+    def rsample(self, sample_shape=ember.Size()):
+        raise NotImplementedError(f"{self.__class__.__name__} does not implement rsample")
+
+    def sample_n(self, n):
+        warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning)
+        return self.sample(ember.Size((n,)))
+
+    def log_prob(self, value):
+        raise NotImplementedError(f"{self.__class__.__name__} does not implement log_prob")
+
+    def cdf(self, value):
+        raise NotImplementedError(f"{self.__class__.__name__} does not implement cdf")
+
+    def icdf(self, value):
+        raise NotImplementedError(f"{self.__class__.__name__} does not implement icdf")
+
+    def enumerate_support(self, expand=True):
+        raise NotImplementedError(
+            f"{self.__class__.__name__} does not implement enumerate_support")
+
+    def entropy(self):
+        raise NotImplementedError(f"{self.__class__.__name__} does not implement entropy")
+
+    def perplexity(self):
+        return ember.exp(self.entropy())
+
+    def _extended_shape(self, sample_shape=ember.Size()):
+        if not isinstance(sample_shape, ember.Size):
+            sample_shape = ember.Size(sample_shape)
+        return ember.Size(sample_shape + self._batch_shape + self._event_shape)
+
+    def _validate_sample(self, value):
+        if not isinstance(value, ember.Tensor):
+            raise ValueError("The value argument to log_prob must be a Tensor")
+        event_dim_start = len(value.size()) - len(self._event_shape)
+        if value.size()[event_dim_start:] != self._event_shape:
+            raise ValueError(f"The right-most size of value must match event_shape: "
+                             f"{value.size()} vs {self._event_shape}.")
+        actual_shape = value.size()
+        expected_shape = self._batch_shape + self._event_shape
+        for i, j in zip(reversed(actual_shape), reversed(expected_shape)):
+            if i != 1 and j != 1 and i != j:
+                raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: "
+                                 f"{actual_shape} vs {expected_shape}.")
+        try:
+            support = self.support
+        except NotImplementedError:
+            warnings.warn(f"{self.__class__} does not define `support` to enable sample "
+                          "validation. Please initialize the distribution with "
+                          "`validate_args=False` to turn off validation.")
+            return
+        assert support is not None
+        valid = support.check(value)
+        if not bool(valid.all()):
+            raise ValueError(
+                "Expected value argument "
+                f"({type(value).__name__} of shape {tuple(value.shape)}) "
+                f"to be within the support ({repr(support)}) "
+                f"of the distribution {repr(self)}, "
+                f"but found invalid values:\n{value}")
+
+    def _get_checked_instance(self, cls, _instance=None):
+        if _instance is None and type(self).__init__ != cls.__init__:
+            raise NotImplementedError(
+                f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom "
+                "__init__ method must also define a custom .expand() method.")
+        return self.__new__(type(self)) if _instance is None else _instance
+
+    def __repr__(self):
+        param_names = [k for k, _ in self.arg_constraints.items() if k in self.__dict__]
+        args_string = ", ".join(
+            f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
+            for p in param_names)
+        return self.__class__.__name__ + "(" + args_string + ")"
+
+
+class ExponentialFamily(Distribution):
+    """Marks exponential-family distributions (torch uses it for Bregman-divergence entropy)."""
+
+    @property
+    def _natural_params(self):
+        raise NotImplementedError
+
+    def _log_normalizer(self, *natural_params):
+        raise NotImplementedError
+
+    @property
+    def _mean_carrier_measure(self):
+        raise NotImplementedError

@@ -1,0 +1,4 @@
+"""torch.distributions.poisson: Poisson (implemented in .discrete)."""
+from .discrete import Poisson
+
+__all__ = ["Poisson"]

@@ -1,0 +1,4 @@
+"""torch.distributions.studentT: StudentT (implemented in .gamma)."""
+from .gamma import StudentT
+
+__all__ = ["StudentT"]

@@ -1,0 +1,345 @@
+"""ember.distributions against torch.distributions: values, gradients, shapes, sample
+statistics, validation errors."""
+import numpy as np
+import pytest
+
+import ember
+import ember.distributions as ED
+
+torch = pytest.importorskip("torch")
+TD = torch.distributions
+
+
+def E(x, grad=False):
+    t = ember.tensor(np.asarray(x, dtype=np.float64))
+    return t.requires_grad_() if grad else t
+
+
+def T(x, grad=False):
+    t = torch.tensor(np.asarray(x, dtype=np.float64))
+    return t.requires_grad_() if grad else t
+
+
+def close(e, t, rtol=1e-6, atol=1e-8):
+    np.testing.assert_allclose(np.asarray(e.detach().numpy(), dtype=np.float64),
+                               t.detach().numpy().astype(np.float64), rtol=rtol, atol=atol)
+
+
+# name, params (arrays), value to score, has cdf, has entropy
+CASES = [
+    ("Normal", [[0.3, -1.0, 2.0], [1.5, 0.4, 2.0]], [0.1, -2.0, 3.5], True, True),
+    ("Uniform", [[-1.0, 0.0, 2.0], [1.0, 3.0, 2.5]], [0.5, 2.9, 2.1], True, True),
+    ("Exponential", [[0.5, 2.0, 3.0]], [0.3, 1.0, 0.05], True, True),
+    ("Laplace", [[0.0, 1.0, -2.0], [1.0, 0.5, 3.0]], [0.4, 2.0, -7.0], True, True),
+    ("Cauchy", [[0.0, 1.0, -2.0], [1.0, 0.5, 3.0]], [0.4, 2.0, -7.0], True, True),
+    ("Gumbel", [[0.0, 1.0, -2.0], [1.0, 0.5, 3.0]], [0.4, 2.0, -7.0], False, True),
+    ("LogNormal", [[0.0, 1.0, -0.5], [1.0, 0.5, 0.3]], [0.4, 2.0, 0.7], True, True),
+    ("HalfNormal", [[1.0, 0.5, 3.0]], [0.4, 2.0, 0.7], True, True),
+    ("Gamma", [[0.5, 2.0, 7.5], [1.0, 0.5, 3.0]], [0.4, 2.0, 1.7], True, True),
+    ("Chi2", [[0.5, 2.0, 7.5]], [0.4, 2.0, 1.7], True, True),
+    ("Beta", [[0.5, 2.0, 7.5], [1.0, 0.5, 3.0]], [0.4, 0.9, 0.7], False, True),
+    ("StudentT", [[0.5, 2.0, 7.5], [0.0, 1.0, -1.0], [1.0, 2.0, 0.5]], [0.4, 2.0, -0.7],
+     False, True),
+    ("Poisson", [[0.5, 4.0, 30.0]], [0.0, 3.0, 27.0], False, False),
+    ("Geometric", [[0.2, 0.5, 0.9]], [0.0, 3.0, 1.0], False, True),
+]
+
+
+def build(lib, name, params, grad=False):
+    conv = E if lib is ember else T
+    mod = ED if lib is ember else TD
+    ps = [conv(p, grad) for p in params]
+    return getattr(mod, name)(*ps), ps
+
+
+@pytest.mark.parametrize("name,params,value,has_cdf,has_entropy", CASES,
+                         ids=[c[0] for c in CASES])
+def test_values_and_grads_match_torch(name, params, value, has_cdf, has_entropy):
+    de, pe = build(ember, name, params, grad=True)
+    dt, pt = build(torch, name, params, grad=True)
+    assert tuple(de.batch_shape) == tuple(dt.batch_shape)
+    assert tuple(de.event_shape) == tuple(dt.event_shape)
+    lpe, lpt = de.log_prob(E(value)), dt.log_prob(T(value))
+    close(lpe, lpt)
+    lpe.sum().backward()
+    lpt.sum().backward()
+    for a, b in zip(pe, pt):
+        close(a.grad, b.grad, rtol=1e-5)
+    if has_cdf:
+        close(de.cdf(E(value)), dt.cdf(T(value)))
+    if has_entropy:
+        close(de.entropy(), dt.entropy())
+    for attr in ("mean", "variance", "stddev", "mode"):
+        try:
+            vt = getattr(dt, attr)
+        except NotImplementedError:
+            continue
+        close(getattr(de, attr), vt)
+
+
+@pytest.mark.parametrize("name,params,value,has_cdf,has_entropy", CASES,
+                         ids=[c[0] for c in CASES])
+def test_sample_shapes_and_means(name, params, value, has_cdf, has_entropy):
+    de, _ = build(ember, name, params)
+    dt, _ = build(torch, name, params)
+    ember.manual_seed(0)
+    s = de.sample((4000,))
+    assert tuple(s.shape) == tuple(dt.sample((4000,)).shape) == (4000, 3)
+    assert s.dtype == ember.float64
+    x = s.numpy()
+    mean_t, sd = dt.mean.numpy(), dt.stddev.numpy()
+    ok = np.isfinite(sd)   # heavy tails (Cauchy, StudentT with df <= 2): compare medians
+    assert np.all(np.abs(x.mean(0) - mean_t)[ok] < 5 * sd[ok] / np.sqrt(4000) + 1e-9), name
+    torch.manual_seed(0)
+    med_t = np.median(dt.sample((4000,)).numpy(), axis=0)
+    spread = np.subtract(*np.percentile(x, [75, 25], axis=0))
+    assert np.all(np.abs(np.median(x, 0) - med_t)[~ok] < 0.15 * spread[~ok]), name
+    assert bool(dt.support.check(torch.from_numpy(s.numpy())).all()), name
+
+
+@pytest.mark.parametrize("name", ["Normal", "Uniform", "Exponential", "Laplace", "Gamma",
+                                  "Beta", "StudentT", "LogNormal", "Gumbel"])
+def test_rsample_gradient_matches_expectation(name):
+    """d/dtheta E[f(x)] by rsample equals torch's within Monte Carlo error."""
+    params = {c[0]: c[1] for c in CASES}[name]
+    if name == "StudentT":   # finite means only
+        params = [[3.0, 5.0, 7.5], [0.0, 1.0, -1.0], [1.0, 2.0, 0.5]]
+    de, pe = build(ember, name, params, grad=True)
+    dt, pt = build(torch, name, params, grad=True)
+    ember.manual_seed(1)
+    torch.manual_seed(1)
+    n = 20000
+    f_e = de.rsample((n,))
+    f_t = dt.rsample((n,))
+    clip = (lambda x: x.clamp(max=20.0)) if name == "LogNormal" else (lambda x: x)
+    clip(f_e).mean(0).sum().backward()
+    clip(f_t).mean(0).sum().backward()
+    for a, b in zip(pe, pt):
+        ge, gt = a.grad.numpy(), b.grad.numpy()
+        assert np.all(np.abs(ge - gt) <= 0.08 * (1 + np.abs(gt))), (name, ge, gt)
+
+
+def test_categorical_family():
+    logits = np.array([[0.1, 2.0, -1.0], [0.5, 0.5, 0.0]])
+    ce = ED.Categorical(logits=E(logits, True))
+    ct = TD.Categorical(logits=T(logits, True))
+    v = [2, 0]
+    lpe = ce.log_prob(ember.tensor(v))
+    lpt = ct.log_prob(torch.tensor(v))
+    close(lpe, lpt)
+    close(ce.entropy(), ct.entropy())
+    close(ce.probs, ct.probs)
+    ce.entropy().sum().backward()
+    ct.entropy().sum().backward()
+    s = ce.sample((5000,))
+    assert tuple(s.shape) == (5000, 2) and s.dtype == ember.int64
+    freq = np.stack([(s.numpy() == k).mean(0) for k in range(3)], -1)
+    np.testing.assert_allclose(freq, ct.probs.detach().numpy(), atol=0.03)
+    oe = ED.OneHotCategorical(probs=E([0.2, 0.3, 0.5]))
+    ot = TD.OneHotCategorical(probs=T([0.2, 0.3, 0.5]))
+    close(oe.log_prob(E([0, 1, 0])), ot.log_prob(T([0, 1, 0])))
+    assert tuple(oe.sample((7,)).shape) == (7, 3)
+    assert tuple(oe.enumerate_support().shape) == tuple(ot.enumerate_support().shape)
+    be = ED.Bernoulli(logits=E([0.3, -2.0]))
+    bt = TD.Bernoulli(logits=T([0.3, -2.0]))
+    close(be.log_prob(E([1.0, 0.0])), bt.log_prob(T([1.0, 0.0])))
+    close(be.entropy(), bt.entropy())
+    ne = ED.Binomial(10, probs=E([0.3, 0.8]))
+    nt = TD.Binomial(10, probs=T([0.3, 0.8]))
+    close(ne.log_prob(E([3.0, 9.0])), nt.log_prob(T([3.0, 9.0])))
+    close(ne.entropy(), nt.entropy())
+    np.testing.assert_allclose(ne.sample((4000,)).numpy().mean(0), [3.0, 8.0], atol=0.15)
+
+
+def test_multivariate_normal():
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(2, 3, 3))
+    cov = A @ A.transpose(0, 2, 1) + 0.5 * np.eye(3)
+    loc = rng.normal(size=(2, 3))
+    loc_e, loc_t = E(loc, True), T(loc, True)
+    me = ED.MultivariateNormal(loc_e, covariance_matrix=E(cov, True))
+    mt = TD.MultivariateNormal(loc_t, covariance_matrix=T(cov, True))
+    x = rng.normal(size=(4, 2, 3))
+    lpe, lpt = me.log_prob(E(x)), mt.log_prob(T(x))
+    close(lpe, lpt)
+    lpe.sum().backward()
+    lpt.sum().backward()
+    close(loc_e.grad, loc_t.grad, rtol=1e-5)
+    close(me.entropy(), mt.entropy())
+    close(me.variance, mt.variance)
+    close(me.precision_matrix, mt.precision_matrix, rtol=1e-5)
+    pe = ED.MultivariateNormal(E(loc), precision_matrix=E(np.linalg.inv(cov)))
+    close(pe.log_prob(E(x)), lpt)
+    q_e = ED.MultivariateNormal(E(loc[::-1].copy()), scale_tril=E(np.linalg.cholesky(cov)))
+    q_t = TD.MultivariateNormal(T(loc[::-1].copy()), scale_tril=T(np.linalg.cholesky(cov)))
+    close(ED.kl_divergence(me, q_e), TD.kl_divergence(mt, q_t), rtol=1e-5)
+    s = me.sample((3000,))
+    assert tuple(s.shape) == (3000, 2, 3)
+    np.testing.assert_allclose(np.cov(s.numpy()[:, 0].T), cov[0], atol=0.3 * np.abs(cov).max())
+
+
+def test_dirichlet():
+    c = [[0.5, 2.0, 3.0], [1.5, 1.0, 0.7]]
+    de, dt = ED.Dirichlet(E(c, True)), TD.Dirichlet(T(c, True))
+    v = [[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]]
+    close(de.log_prob(E(v)), dt.log_prob(T(v)))
+    close(de.entropy(), dt.entropy())
+    close(de.mean, dt.mean)
+    close(de.variance, dt.variance)
+    s = de.sample((4000,))
+    np.testing.assert_allclose(s.numpy().mean(0), dt.mean.detach().numpy(), atol=0.02)
+    np.testing.assert_allclose(s.numpy().sum(-1), 1.0, atol=1e-9)
+
+
+KL_PAIRS = [
+    ("Normal", [[0.0, 1.0], [1.0, 2.0]], [[0.5, -1.0], [2.0, 0.5]]),
+    ("Exponential", [[0.5, 2.0]], [[1.5, 0.3]]),
+    ("Laplace", [[0.0, 1.0], [1.0, 2.0]], [[0.5, -1.0], [2.0, 0.5]]),
+    ("Gamma", [[0.5, 2.0], [1.0, 3.0]], [[1.5, 0.7], [2.0, 0.5]]),
+    ("Beta", [[0.5, 2.0], [1.0, 3.0]], [[1.5, 0.7], [2.0, 0.5]]),
+    ("Poisson", [[0.5, 2.0]], [[1.5, 0.3]]),
+    ("Geometric", [[0.5, 0.2]], [[0.1, 0.3]]),
+    ("Gumbel", [[0.0, 1.0], [1.0, 2.0]], [[0.5, -1.0], [2.0, 0.5]]),
+    ("LogNormal", [[0.0, 1.0], [1.0, 2.0]], [[0.5, -1.0], [2.0, 0.5]]),
+    ("Uniform", [[0.0, 1.0], [1.0, 2.0]], [[-0.5, 0.5], [2.0, 2.5]]),
+]
+
+
+@pytest.mark.parametrize("name,pp,qp", KL_PAIRS, ids=[k[0] for k in KL_PAIRS])
+def test_kl_divergence_matches_torch(name, pp, qp):
+    pe, ppe = build(ember, name, pp, grad=True)
+    qe, _ = build(ember, name, qp)
+    pt, ppt = build(torch, name, pp, grad=True)
+    qt, _ = build(torch, name, qp)
+    ke, kt = ED.kl_divergence(pe, qe), TD.kl_divergence(pt, qt)
+    close(ke, kt)
+    if np.isfinite(kt.detach().numpy()).all():
+        ke.sum().backward()
+        kt.sum().backward()
+        for a, b in zip(ppe, ppt):
+            close(a.grad, b.grad, rtol=1e-5)
+
+
+def test_kl_other_pairs_and_register():
+    for make_e, make_t in [
+        (lambda m: m.Bernoulli(probs=(E if m is ED else T)([0.2, 0.7])),
+         lambda m: m.Bernoulli(probs=(E if m is ED else T)([0.5, 0.1]))),
+        (lambda m: m.Categorical(probs=(E if m is ED else T)([0.2, 0.3, 0.5])),
+         lambda m: m.Categorical(probs=(E if m is ED else T)([0.6, 0.3, 0.1]))),
+        (lambda m: m.Dirichlet((E if m is ED else T)([0.5, 2.0, 1.0])),
+         lambda m: m.Dirichlet((E if m is ED else T)([1.5, 1.0, 3.0]))),
+        (lambda m: m.Independent(m.Normal((E if m is ED else T)([0.0, 1.0]),
+                                          (E if m is ED else T)([1.0, 2.0])), 1),
+         lambda m: m.Independent(m.Normal((E if m is ED else T)([0.5, 1.0]),
+                                          (E if m is ED else T)([1.0, 0.5])), 1)),
+        (lambda m: m.Uniform((E if m is ED else T)([0.0]), (E if m is ED else T)([1.0])),
+         lambda m: m.Normal((E if m is ED else T)([0.5]), (E if m is ED else T)([2.0]))),
+    ]:
+        close(ED.kl_divergence(make_e(ED), make_t(ED)), TD.kl_divergence(make_e(TD),
+                                                                          make_t(TD)))
+    with pytest.raises(NotImplementedError):
+        ED.kl_divergence(ED.Cauchy(0.0, 1.0), ED.Cauchy(1.0, 1.0))
+
+    class MyNormal(ED.Normal):
+        pass
+
+    @ED.register_kl(MyNormal, MyNormal)
+    def _kl(p, q):
+        return ember.zeros(())
+
+    assert float(ED.kl_divergence(MyNormal(0.0, 1.0), MyNormal(3.0, 1.0))) == 0.0
+    # subclasses without a registration use their parents'
+    class Other(ED.Normal):
+        pass
+    assert float(ED.kl_divergence(Other(0.0, 1.0), Other(0.0, 1.0))) == 0.0
+
+
+def test_validate_args_errors_match_torch():
+    for mod, conv in ((ED, E), (TD, T)):
+        with pytest.raises(ValueError, match="Expected parameter scale"):
+            mod.Normal(conv([0.0]), conv([-1.0]), validate_args=True)
+        with pytest.raises(ValueError, match="Either `probs` or `logits`"):
+            mod.Bernoulli(probs=conv([0.5]), logits=conv([0.0]))
+        with pytest.raises(ValueError, match="within the support"):
+            mod.Exponential(conv([1.0]), validate_args=True).log_prob(conv([-1.0]))
+        with pytest.raises(ValueError, match="The value argument to log_prob must be a"):
+            mod.Normal(conv([0.0]), conv([1.0]), validate_args=True).log_prob([0.0])
+        with pytest.raises(ValueError, match="Expected parameter"):
+            mod.Uniform(conv([1.0]), conv([0.0]), validate_args=True)
+    msg_e = str(pytest.raises(ValueError, ED.Normal, E([0.0]), E([-1.0]),
+                              validate_args=True).value)
+    msg_t = str(pytest.raises(ValueError, TD.Normal, T([0.0]), T([-1.0]),
+                              validate_args=True).value)
+    assert msg_e.split("(")[0] == msg_t.split("(")[0]
+    assert "GreaterThan(lower_bound=0.0)" in msg_e and "GreaterThan(lower_bound=0.0)" in msg_t
+
+
+def test_expand_independent_transformed_mixture():
+    n = ED.Normal(E([0.0, 1.0]), E([1.0, 2.0]))
+    ex = n.expand((3, 2))
+    assert tuple(ex.batch_shape) == (3, 2)
+    assert tuple(ex.sample((5,)).shape) == (5, 3, 2)
+    ind = ED.Independent(n, 1)
+    assert tuple(ind.batch_shape) == () and tuple(ind.event_shape) == (2,)
+    close(ind.log_prob(E([0.3, 0.4])), TD.Independent(TD.Normal(T([0.0, 1.0]),
+                                                                T([1.0, 2.0])), 1)
+          .log_prob(T([0.3, 0.4])))
+    base_e, base_t = ED.Normal(E([0.0]), E([1.0])), TD.Normal(T([0.0]), T([1.0]))
+    te = ED.TransformedDistribution(base_e, [ED.AffineTransform(1.0, 2.0),
+                                             ED.SigmoidTransform()])
+    tt = TD.TransformedDistribution(base_t, [TD.AffineTransform(1.0, 2.0),
+                                             TD.SigmoidTransform()])
+    close(te.log_prob(E([0.3])), tt.log_prob(T([0.3])))
+    close(te.cdf(E([0.3])), tt.cdf(T([0.3])))
+    for tr_e, tr_t, x in [(ED.TanhTransform(), TD.TanhTransform(), [0.3, -1.2]),
+                          (ED.ExpTransform(), TD.ExpTransform(), [0.3, -1.2]),
+                          (ED.PowerTransform(2.0), TD.PowerTransform(2.0), [0.3, 1.2]),
+                          (ED.SoftplusTransform(), TD.SoftplusTransform(), [0.3, -1.2])]:
+        ye, yt = tr_e(E(x)), tr_t(T(x))
+        close(ye, yt)
+        close(tr_e.log_abs_det_jacobian(E(x), ye), tr_t.log_abs_det_jacobian(T(x), yt))
+        close(tr_e.inv(ye), tr_t.inv(yt))
+    sb_e, sb_t = ED.StickBreakingTransform(), TD.StickBreakingTransform()
+    x = [0.3, -1.2, 0.5]
+    close(sb_e(E(x)), sb_t(T(x)))
+    close(sb_e.log_abs_det_jacobian(E(x), sb_e(E(x))),
+          sb_t.log_abs_det_jacobian(T(x), sb_t(T(x))))
+    close(sb_e.inv(sb_e(E(x))), E(x))
+    mix_e = ED.MixtureSameFamily(ED.Categorical(probs=E([0.3, 0.7])),
+                                 ED.Normal(E([-1.0, 2.0]), E([0.5, 1.0])))
+    mix_t = TD.MixtureSameFamily(TD.Categorical(probs=T([0.3, 0.7])),
+                                 TD.Normal(T([-1.0, 2.0]), T([0.5, 1.0])))
+    v = [0.0, 1.5, -1.0]
+    close(mix_e.log_prob(E(v)), mix_t.log_prob(T(v)))
+    close(mix_e.mean, mix_t.mean)
+    close(mix_e.variance, mix_t.variance)
+    close(mix_e.cdf(E(v)), mix_t.cdf(T(v)))
+    s = mix_e.sample((4000,))
+    assert tuple(s.shape) == (4000,)
+    assert abs(float(s.mean()) - float(mix_t.mean)) < 0.15
+
+
+def test_relaxed():
+    temp = 0.7
+    re = ED.RelaxedBernoulli(E(temp), probs=E([0.3, 0.8]))
+    rt = TD.RelaxedBernoulli(T(temp), probs=T([0.3, 0.8]))
+    close(re.log_prob(E([0.2, 0.9])), rt.log_prob(T([0.2, 0.9])))
+    s = re.rsample((10,))
+    assert tuple(s.shape) == (10, 2) and bool(((s > 0) & (s < 1)).all())
+    oe = ED.RelaxedOneHotCategorical(E(temp), probs=E([0.2, 0.3, 0.5]))
+    ot = TD.RelaxedOneHotCategorical(T(temp), probs=T([0.2, 0.3, 0.5]))
+    v = [0.1, 0.3, 0.6]
+    close(oe.log_prob(E(v)), ot.log_prob(T(v)), rtol=1e-5)
+    s = oe.rsample((10,))
+    np.testing.assert_allclose(s.sum(-1).numpy(), 1.0, atol=1e-9)
+
+
+def test_transform_to_and_constraints():
+    for c_e, c_t in [(ED.constraints.positive, TD.constraints.positive),
+                     (ED.constraints.interval(-1.0, 3.0), TD.constraints.interval(-1.0, 3.0)),
+                     (ED.constraints.simplex, TD.constraints.simplex)]:
+        x = [0.3, -2.0, 1.0]
+        close(ED.transform_to(c_e)(E(x)), TD.transform_to(c_t)(T(x)))
+        close(ED.biject_to(c_e)(E(x)), TD.biject_to(c_t)(T(x)))
+        assert repr(c_e) == repr(c_t)
+    assert repr(ED.Normal.arg_constraints["scale"]) == repr(TD.Normal.arg_constraints["scale"])
