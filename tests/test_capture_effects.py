@@ -368,3 +368,26 @@ def test_amp_unscale_matches_torch(dtype, bad):
                                                      L.full((), 1 / 3, dtype=L.float32))
         res.append([found.item()] + [g.numpy().tobytes() for g in grads])
     assert res[0] == res[1]
+
+
+def test_unscale_refuses_fp16_grads_like_torch():
+    torch = pytest.importorskip("torch")
+    for L in (torch, ember):
+        p = L.zeros(2, dtype=L.float16, requires_grad=True)
+        p.grad = L.ones(2, dtype=L.float16)
+        opt = L.optim.SGD([p], lr=0.1)
+        scaler = L.amp.GradScaler("cpu")
+        scaler.scale(L.ones(()))
+        with pytest.raises(ValueError, match="Attempting to unscale FP16 gradients."):
+            scaler.unscale_(opt)
+
+
+def test_update_with_new_scale_is_in_place():
+    scaler = ember.amp.GradScaler("cpu")
+    scaler.scale(ember.ones(()))
+    s = scaler._scale
+    for found in ("float", "tensor"):
+        scaler._per_optimizer_states = {}
+        scaler.update(8.0 if found == "float" else ember.full((), 16.0))
+        assert scaler._scale is s
+    assert scaler.get_scale() == 16.0

@@ -72,7 +72,6 @@ class GradScaler:
 
     # -- scale ----------------------------------------------------------------
     def _lazy_init(self):
-        from ..ops.creation import full
         self._scale = full((), self._init_scale, dtype=D.float32)
         self._growth_tracker = full((), self._init_growth_tracker, dtype=D.int32)
 
@@ -150,13 +149,13 @@ class GradScaler:
         if not self._enabled:
             return
         self._check("update")
-        from ..ops.creation import full
         if new_scale is not None:
+            # in place, as PyTorch: the scale tensor a recording saw stays the scale
             if isinstance(new_scale, float):
-                self._scale = full((), new_scale, dtype=D.float32)
+                self._scale.fill_(new_scale)
             elif isinstance(new_scale, Tensor) and new_scale.numel() == 1 and \
                     not new_scale.requires_grad and new_scale.dtype is D.float32:
-                self._scale = new_scale.detach().clone().reshape(())
+                self._scale.copy_(new_scale.reshape(()))
             else:
                 raise AssertionError("new_scale should be a float or a 1-element "
                                      "torch.cuda.FloatTensor or torch.FloatTensor with "
@@ -223,12 +222,10 @@ class GradScaler:
                                "from a disabled instance of GradScaler.")
         self._init_scale = state_dict["scale"]
         if self._scale is not None:
-            from ..ops.creation import full
             self._scale = full((), float(state_dict["scale"]), dtype=D.float32)
         self._growth_factor = state_dict["growth_factor"]
         self._backoff_factor = state_dict["backoff_factor"]
         self._growth_interval = state_dict["growth_interval"]
         self._init_growth_tracker = state_dict["_growth_tracker"]
         if self._growth_tracker is not None:
-            from ..ops.creation import full
             self._growth_tracker = full((), int(state_dict["_growth_tracker"]), dtype=D.int32)
