@@ -391,3 +391,29 @@ def test_update_with_new_scale_is_in_place():
         scaler.update(8.0 if found == "float" else ember.full((), 16.0))
         assert scaler._scale is s
     assert scaler.get_scale() == 16.0
+
+
+def test_adam_and_grad_scaler_run_on_fake_tensors():
+    """Default (non-capturable) Adam with a GradScaler runs under FakeTensorMode: fake
+    step counters take the tensor formulas and nothing reads a value."""
+    with FakeTensorMode():
+        p = ember.nn.Parameter(ember.randn(3, 2))
+        opt = ember.optim.Adam([p], lr=0.1)
+        scaler = ember.amp.GradScaler("cpu")
+        for _ in range(2):
+            scaler.scale((p * p).sum()).backward()
+            scaler.step(opt)
+            scaler.update()
+    assert p._fake and opt.state[p]["step"]._fake and scaler._scale._fake
+
+
+def test_post_accumulate_grad_hooks_fire_under_a_mode():
+    """DDP's hook point: it runs after the accumulate_grad_ op, with .grad set."""
+    p = ember.nn.Parameter(ember.ones(3))
+    seen = []
+    p.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+    with Recorder({"p": p}) as rec:
+        (p * 2).sum().backward()
+        (p * 3).sum().backward()
+    assert seen == [[2.0] * 3, [5.0] * 3]
+    assert [n for n, _, _ in rec.calls].count("accumulate_grad_") == 2
