@@ -1,3 +1,5 @@
-"""Reference models with torchvision's module names (torchvision state_dicts load)."""
-from .resnet import ResNet, resnet18, resnet34, resnet50  # noqa: F401
-from .mobilenetv2 import MobileNetV2, mobilenet_v2  # noqa: F401
+"""Alias of ember.vision.models (torchvision's architectures), kept for older imports."""
+from ..vision.models import *
+from ..vision.models import resnet, mobilenetv2, segmentation  # noqa: F401
+from ..vision.models.resnet import ResNet, BasicBlock, Bottleneck  # noqa: F401
+from ..vision.models.mobilenetv2 import MobileNetV2  # noqa: F401

@@ -1,7 +1,9 @@
-"""ResNet-18/34/50 with torchvision's module names, so torchvision state_dicts load."""
-from .. import nn
+"""ResNet-18/34/50/101/152 with torchvision's module names, so torchvision state_dicts load."""
+from ... import nn
+from ._utils import _no_weights
 
-__all__ = ["ResNet", "BasicBlock", "Bottleneck", "resnet18", "resnet34", "resnet50"]
+__all__ = ["ResNet", "BasicBlock", "Bottleneck", "resnet18", "resnet34", "resnet50", "resnet101",
+           "resnet152"]
 
 
 def conv3x3(in_planes, out_planes, stride=1, groups=1, dilation=1):
@@ -136,13 +138,6 @@ class ResNet(nn.Module):
         return self.fc(x)
 
 
-def _no_weights(weights, name):
-    if weights not in (None, False):
-        raise NotImplementedError(f"ember.models.{name}: pretrained weights are not bundled "
-                                  "(no network); load a torchvision state_dict with "
-                                  "ember.load + load_state_dict instead")
-
-
 def resnet18(*, weights=None, progress=True, **kwargs):
     _no_weights(weights, "resnet18")
     return ResNet(BasicBlock, [2, 2, 2, 2], **kwargs)
@@ -156,3 +151,13 @@ def resnet34(*, weights=None, progress=True, **kwargs):
 def resnet50(*, weights=None, progress=True, **kwargs):
     _no_weights(weights, "resnet50")
     return ResNet(Bottleneck, [3, 4, 6, 3], **kwargs)
+
+
+def resnet101(*, weights=None, progress=True, **kwargs):
+    _no_weights(weights, "resnet101")
+    return ResNet(Bottleneck, [3, 4, 23, 3], **kwargs)
+
+
+def resnet152(*, weights=None, progress=True, **kwargs):
+    _no_weights(weights, "resnet152")
+    return ResNet(Bottleneck, [3, 8, 36, 3], **kwargs)

@@ -1,32 +1,14 @@
 """MobileNetV2 (width_mult, e.g. 0.35) with torchvision's module names."""
-from .. import nn
-from .resnet import _no_weights
+from functools import partial
+
+from ... import nn
+from ..ops.misc import Conv2dNormActivation as _CNA
+from ._utils import _make_divisible, _no_weights
 
 __all__ = ["MobileNetV2", "mobilenet_v2"]
 
-
-def _make_divisible(v, divisor, min_value=None):
-    if min_value is None:
-        min_value = divisor
-    new_v = max(min_value, int(v + divisor / 2) // divisor * divisor)
-    if new_v < 0.9 * v:
-        new_v += divisor
-    return new_v
-
-
-class Conv2dNormActivation(nn.Sequential):
-    """conv -> BatchNorm -> ReLU6 (torchvision.ops.misc.Conv2dNormActivation)."""
-
-    def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, groups=1,
-                 norm_layer=None, activation_layer=None):
-        norm_layer = norm_layer or nn.BatchNorm2d
-        activation_layer = activation_layer or nn.ReLU6
-        padding = (kernel_size - 1) // 2
-        layers = [nn.Conv2d(in_channels, out_channels, kernel_size, stride, padding,
-                            groups=groups, bias=False), norm_layer(out_channels),
-                  activation_layer(inplace=True)]
-        super().__init__(*layers)
-        self.out_channels = out_channels
+# torchvision's MobileNetV2 uses ReLU6 after every conv+norm
+Conv2dNormActivation = partial(_CNA, activation_layer=nn.ReLU6)
 
 
 class InvertedResidual(nn.Module):

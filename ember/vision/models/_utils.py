@@ -1,0 +1,54 @@
+"""Shared model helpers: the no-bundled-weights error, channel rounding, layer getter."""
+from collections import OrderedDict
+
+from ... import nn
+
+__all__ = ["IntermediateLayerGetter"]
+
+
+def _no_weights(weights, name):
+    """Pretrained weights need the network; say how to load a torchvision state_dict."""
+    if weights not in (None, False):
+        raise NotImplementedError(f"ember.vision.models.{name}: pretrained weights are not "
+                                  "bundled (no network); load a torchvision state_dict with "
+                                  "ember.load + load_state_dict instead")
+
+
+def _make_divisible(v, divisor, min_value=None):
+    """Round channels to a multiple of divisor without dropping more than 10% (torchvision)."""
+    if min_value is None:
+        min_value = divisor
+    new_v = max(min_value, int(v + divisor / 2) // divisor * divisor)
+    if new_v < 0.9 * v:
+        new_v += divisor
+    return new_v
+
+
+class IntermediateLayerGetter(nn.ModuleDict):
+    """Run a model's children in order and return the outputs named in return_layers.
+
+    Keeps the children's names, so the backbone's state_dict keys match torchvision's.
+    """
+
+    def __init__(self, model, return_layers):
+        if not set(return_layers).issubset([name for name, _ in model.named_children()]):
+            raise ValueError("return_layers are not present in model")
+        orig_return_layers = dict(return_layers)
+        return_layers = {str(k): str(v) for k, v in return_layers.items()}
+        layers = OrderedDict()
+        for name, module in model.named_children():
+            layers[name] = module
+            if name in return_layers:
+                del return_layers[name]
+            if not return_layers:
+                break
+        super().__init__(layers)
+        self.return_layers = orig_return_layers
+
+    def forward(self, x):
+        out = OrderedDict()
+        for name, module in self.items():
+            x = module(x)
+            if name in self.return_layers:
+                out[self.return_layers[name]] = x
+        return out

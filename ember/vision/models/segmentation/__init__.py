@@ -1,0 +1,3 @@
+"""Semantic segmentation models (torchvision.models.segmentation)."""
+from .fcn import *
+from .deeplabv3 import *
