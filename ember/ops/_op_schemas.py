@@ -412,7 +412,7 @@ SCHEMAS.update({
     "lift_fresh_copy": "lift_fresh_copy(Any value) -> Tensor",
     "_amp_foreach_non_finite_check_and_unscale_": "_amp_foreach_non_finite_check_and_unscale_("
                                                    "Tensor(a!)[] self, Tensor(b!) found_inf, "
-                                                   "Tensor inv_scale) -> Tensor(b!)",
+                                                   "Tensor inv_scale) -> ()",
     "_amp_update_scale_": "_amp_update_scale_(Tensor(a!) self, Tensor(b!) growth_tracker, "
                           "Tensor found_inf, float scale_growth_factor, "
                           "float scale_backoff_factor, int growth_interval) -> Tensor(a!)",

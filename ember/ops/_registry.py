@@ -73,6 +73,12 @@ class OpOverloadPacket:
     def overloads(self):
         return list(self._overloads)
 
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(f"The underlying op of 'aten.{self.__name__}' has no overload "
+                             f"name '{name}'")
+
     def __call__(self, *args, **kwargs):
         op = self._overloads.get("default")
         if op is None:
