@@ -106,6 +106,10 @@ _PROMOTE = {(a, b): _promote_slow(a, b) for a in ALL for b in ALL}
 
 def promote_types(type1, type2):
     """torch.promote_types: the smallest dtype both can be cast to."""
+    for pos, t in ((1, type1), (2, type2)):
+        if not isinstance(t, dtype):
+            raise TypeError(f"promote_types(): argument 'type{pos}' (position {pos}) must be "
+                            f"torch.dtype, not {type(t).__name__}")
     return _PROMOTE[(type1, type2)]
 
 

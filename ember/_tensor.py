@@ -169,6 +169,9 @@ class Tensor:
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad=True):
+        if not isinstance(requires_grad, (bool, np.bool_)):
+            raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be "
+                            f"bool, not {type(requires_grad).__name__}")
         if self.grad_fn is not None:
             if requires_grad:
                 return self
@@ -275,9 +278,12 @@ class Tensor:
 
     def _check_materialized(self, what):
         if self._backend == "meta":
-            raise RuntimeError(f"Cannot call {what}() on a tensor without data "
-                               f"({'fake' if self._fake else 'meta'} tensor of shape "
-                               f"{list(self._data.shape)})")
+            # PyTorch's types: numpy() a TypeError, copying data out a NotImplementedError
+            cls = {"numpy": TypeError, "tolist": NotImplementedError}.get(what, RuntimeError)
+            raise cls(f"Cannot call {what}() on a tensor without data "
+                      f"({'fake' if self._fake else 'meta'} tensor of shape "
+                      f"{list(self._data.shape)}): can't convert a meta tensor to host data; "
+                      "Cannot copy out of meta tensor; no data!")
 
     def __len__(self):
         if self._data.ndim == 0:
@@ -297,13 +303,21 @@ class Tensor:
         return bool(self.item())
 
     def __float__(self):
+        self._check_one("float")
         return float(self.item().real if self._dtype.is_complex else self.item())
 
     def __int__(self):
+        self._check_one("int")
         return int(self.item())
 
     def __complex__(self):
+        self._check_one("complex")
         return complex(self.item())
+
+    def _check_one(self, what):
+        if self._data.size != 1:        # PyTorch: ValueError here, RuntimeError from .item()
+            raise ValueError(f"only one element tensors can be converted to Python scalars "
+                             f"({what}() of a tensor of shape {list(self._data.shape)})")
 
     def __index__(self):
         if self._dtype.is_floating_point or self._dtype.is_complex or self._data.size != 1:
@@ -562,6 +576,8 @@ def grad_enabled():
 
 def as_device_of(t):
     return as_device(t.device)
+
+
 def _check_grad(t, g):
     """PyTorch's checks on assigning `.grad`: a tensor of the same size, dtype and device."""
     if not isinstance(g, Tensor):
@@ -581,5 +597,3 @@ def _check_grad(t, g):
         raise RuntimeError(f"attempting to assign a gradient with device type '{g._device.type}' "
                            f"to a tensor with device type '{t._device.type}'. Please ensure "
                            "that the gradient and the tensor are on the same device")
-
-

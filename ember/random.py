@@ -8,7 +8,10 @@ __all__ = ["manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_stat
 
 
 def manual_seed(seed):
-    """Seeds the default generator; returns it (as torch.manual_seed does)."""
+    """Seeds the default generator; returns it (as torch.manual_seed does). Like PyTorch,
+    the seed goes through int() first: "7" works, "a" is a ValueError."""
+    if isinstance(seed, (str, float)) or seed is None:
+        seed = int(seed)
     return default_generator.manual_seed(seed)
 
 

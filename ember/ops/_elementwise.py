@@ -138,7 +138,9 @@ class PointwiseOp(OpDef):
             out = self.kernels["cpu"](*arrs, *args[ar:])
         except (ValueError, TypeError, IndexError) as e:
             self._meta(*args)
-            raise RuntimeError(f"{self.name}: {e}") from e
+            # an operand of the wrong Python type stays a TypeError, as in PyTorch
+            raise (TypeError if isinstance(e, TypeError) else RuntimeError)(
+                f"{self.name}: {e}") from e
         if out.__class__ is not _ndarray:
             out = np.asarray(out)
         if out.dtype != res.np:

@@ -248,7 +248,9 @@ class OpDef:
         except (ValueError, IndexError, TypeError, np.exceptions.AxisError) as e:
             if self.meta is not None:
                 self.meta(*args)    # raises PyTorch's error if the input is bad
-            raise RuntimeError(f"{self.name}: {e}") from e
+            # an argument of the wrong Python type stays a TypeError, as in PyTorch
+            raise (TypeError if isinstance(e, TypeError) else RuntimeError)(
+                f"{self.name}: {e}") from e
         return self.wrap_outputs(res, first)
 
     def wrap_outputs(self, res, first):

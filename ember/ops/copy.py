@@ -52,11 +52,19 @@ CAST = register("_to_copy", _cast_kernel, vjp=lambda ctx, g: (g, None), save=(),
                 meta=_cast_meta, tags=("copy", "pointwise"))
 
 
+def _check_memory_format(fmt, opname):
+    if fmt is not None and type(fmt).__name__ != "memory_format":
+        raise TypeError(f"{opname}(): argument 'memory_format' must be torch.memory_format, not "
+                        f"{type(fmt).__name__}")
+
+
 def clone(input, *, memory_format=None):
+    _check_memory_format(memory_format, "clone")
     return dispatch(CLONE, (input, memory_format))
 
 
 def contiguous(self, memory_format=None):
+    _check_memory_format(memory_format, "contiguous")
     if memory_format is not None and memory_format.name != "contiguous_format":
         from .index_ops import contiguous_as
         return contiguous_as(self, memory_format)
@@ -339,6 +347,12 @@ def copy_(self, src, non_blocking=False):
 # ------------------------------------------------------------------------ Tensor.to
 
 def _parse_to(args, kwargs):
+    """PyTorch's three signatures: to(device, dtype), to(dtype), to(tensor)."""
+    bad = set(kwargs) - {"dtype", "device"}
+    if bad or len(args) > 2 or sum(isinstance(a, (D.dtype, Tensor)) for a in args) > 1:
+        got = ", ".join([type(a).__name__ for a in args] + [f"{k}=" for k in kwargs])
+        raise TypeError(f"to() received an invalid combination of arguments - got ({got}), but "
+                        "expected one of: (device, dtype), (dtype), (Tensor other)")
     dev = dtype = None
     for a in args:
         if isinstance(a, D.dtype):
@@ -361,7 +375,9 @@ def _parse_to(args, kwargs):
 def to(self, *args, non_blocking=False, copy=False, memory_format=None, **kwargs):
     dev, dtype = _parse_to(args, kwargs)
     if dev is not None:
-        check_supported(dev)
+        if check_supported(dev).type == "cpu" and self._backend == "meta" and not self._fake:
+            raise NotImplementedError(f"to(): Cannot copy out of meta tensor; no data! (meta "
+                                      f"tensor of shape {list(self._data.shape)} to {dev})")
     out = self
     if dtype is not None and dtype is not self._dtype:
         out = dispatch(CAST, (self, dtype))
@@ -374,10 +390,21 @@ def type_(self, dtype=None, non_blocking=False, **kwargs):
     if dtype is None:
         return _legacy_type_name(self._dtype)
     if isinstance(dtype, str):
+        if dtype.startswith("torch.cuda."):
+            raise RuntimeError(f"type(): cannot convert to {dtype}: Torch not compiled with "
+                               "CUDA enabled")
+        if dtype not in _LEGACY_BY_NAME:
+            raise ValueError(f"invalid type: '{dtype}'")
         dtype = _LEGACY_BY_NAME[dtype]
     elif not isinstance(dtype, D.dtype):
         from .._legacy import dtype_of_type
-        dtype = dtype_of_type(dtype) or dtype
+        got = dtype_of_type(dtype)
+        if got is None:
+            if isinstance(dtype, type):
+                raise ValueError(f"invalid type: '{dtype.__name__}'")
+            raise TypeError("type(): dtype must be a type, str, or dtype object, not "
+                            f"{type(dtype).__name__}")
+        dtype = got
     return to(self, dtype)
 
 
@@ -391,6 +418,13 @@ _LEGACY_BY_NAME = {v: getattr(D, k) for k, v in _LEGACY.items()}
 
 def _legacy_type_name(d):
     return _LEGACY[d.name]
+
+
+def _type_as(self, other):
+    if not isinstance(other, Tensor):
+        raise TypeError("type_as(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(other).__name__}")
+    return cast(self, other.dtype)
 
 
 def _install():
@@ -407,7 +441,7 @@ def _install():
         setattr(T, name, (lambda d: lambda self, memory_format=None: cast(self, d))(d))
     T.cpu = lambda self, memory_format=None: self
     T.cuda = lambda self, *a, **k: to(self, "cuda")
-    T.type_as = lambda self, other: cast(self, other.dtype)
+    T.type_as = _type_as
 
 
 _install()

@@ -110,6 +110,9 @@ def _result(t, out, opname, requires_grad, device):
 def _scalar(v, dtype, opname):
     """v (a Python/NumPy number) checked to fit dtype, as PyTorch's Scalar conversion."""
     if isinstance(v, Tensor):
+        if v._data.ndim:
+            raise TypeError(f"{opname}(): argument 'fill_value' (position 2) must be Number, not "
+                            f"Tensor (a {v._data.ndim}-d tensor of shape {list(v._data.shape)})")
         v = v.item()
     if not isinstance(v, (bool, int, float, complex, np.number, np.bool_)):
         raise TypeError(f"{opname}(): argument 'fill_value' (position 2) must be Number, "
@@ -203,6 +206,9 @@ empty = _filled(None, "empty")
 def _like(fn):
     def like(input, *args, dtype=None, layout=None, device=None, requires_grad=False,
              memory_format=None, pin_memory=False):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{like.__name__}(): argument 'input' (position 1) must be Tensor, "
+                            f"not {type(input).__name__}")
         if device is None and input.is_meta:
             device = input.device
         return fn(tuple(input.shape), *args, dtype=dtype or input.dtype,

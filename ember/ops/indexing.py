@@ -17,7 +17,7 @@ import numpy as np
 from .. import _dtype as D
 from .._dispatch import STATE, dispatch
 from .._tensor import Tensor, _wrap_dim
-from ._elementwise import pointwise, inplace, write_out, type_name, DEFAULT
+from ._elementwise import pointwise, inplace, write_out, type_name, DEFAULT, broadcast_shapes
 from ._registry import register
 from . import shape as S
 
@@ -621,6 +621,9 @@ def _check_index_vector(opname, index, long_only=False):
 
 def index_select(input, dim, index, *, out=None):
     _check_index_vector("index_select", index)
+    if index._data.size and index._data.min() < 0:     # NumPy's take would wrap around
+        raise IndexError(f"index_select(): index out of range in self (index "
+                         f"{int(index._data.min())} is negative)")
     d = _wrap_dim(dim, input._data.ndim, "index_select")
     res = dispatch(INDEX_SELECT, (input, d, index))
     return res if out is None else write_out(out, res, "index_select")
@@ -898,7 +901,7 @@ def masked_scatter(input, mask, source):
     if source._dtype is not input._dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
                            f"got {type_name(input._dtype)} and {type_name(source._dtype)}")
-    shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
+    shape = tuple(broadcast_shapes(input._data.shape, mask._data.shape))
     if shape != input._data.shape:
         input = input.expand(shape)
     return dispatch(MASKED_SCATTER, (input, mask, source))

@@ -179,6 +179,8 @@ def _seq(tensors):
 
 
 def hstack(tensors, *, out=None):
+    if not len(tensors):
+        raise RuntimeError("hstack expects a non-empty TensorList")
     ts = [atleast_1d(t) for t in tensors]
     return cat(ts, 0 if ts and ts[0]._data.ndim == 1 else 1, out=out)
 

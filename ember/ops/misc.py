@@ -52,6 +52,9 @@ def fill(input, value):
 
 
 def fill_(input, value):
+    if not isinstance(value, Tensor):
+        from .creation import _scalar     # PyTorch's Scalar check: fits the dtype, a number
+        _scalar(value, input._dtype, "fill_")
     return inplace(FILL, input, (input, value))
 
 

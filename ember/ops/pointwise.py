@@ -229,7 +229,7 @@ def _not_implemented_vjp(name):
 
 
 FLOOR_DIVIDE = _binary("floor_divide", _floor_divide, _not_implemented_vjp("floor_divide"),
-                       DEFAULT, allowed=NOT_COMPLEX, save=())
+                       DEFAULT, allowed={1, 2}, save=())       # no bool, as PyTorch
 
 
 def _remainder(a, b):
@@ -240,7 +240,7 @@ def _remainder(a, b):
 
 REMAINDER = _binary("remainder", _remainder,
                     lambda ctx, g: (g, -g * ctx.args[0].div(ctx.args[1], rounding_mode="floor")
-                                    if ctx.needs_input_grad[1] else None), allowed=NOT_COMPLEX)
+                                    if ctx.needs_input_grad[1] else None), allowed={1, 2})
 
 
 def _pow_kernel(a, b):
@@ -322,7 +322,19 @@ for _alias, _target in {"greater": "gt", "greater_equal": "ge", "less": "lt",
         __all__.append(_alias)
 
 
+def _alpha_check(a, b, alpha):
+    """PyTorch's alpha rules: a bool alpha only for bool results, no float alpha for ints."""
+    res = D.result_dtype((a, b))
+    if isinstance(alpha, bool) and res is not D.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and res._kind < 2:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           f"point number (got alpha={alpha} with {res} inputs).")
+
+
 def add(input, other, *, alpha=1, out=None):
+    if alpha.__class__ is not int:
+        _alpha_check(input, other, alpha)
     res = dispatch(ADD, (input, other, alpha))
     return res if out is None else write_out(out, res, "add")
 
@@ -343,6 +355,8 @@ def sub(input, other, *, alpha=1, out=None):
     if (isinstance(input, Tensor) and input._dtype is D.bool) or \
             (isinstance(other, Tensor) and other._dtype is D.bool):
         _sub_check(input, other)
+    if alpha.__class__ is not int:
+        _alpha_check(input, other, alpha)
     res = dispatch(SUB, (input, other, alpha))
     return res if out is None else write_out(out, res, "sub")
 
@@ -378,6 +392,15 @@ subtract, divide = sub, div
 __all__ += ["pow", "add", "sub", "rsub", "div", "true_divide", "subtract", "divide"]
 
 
+def _no_bool_sub(fn):
+    """`-` with a bool operand is PyTorch's error, not NumPy's (or a silent int result)."""
+    def op(a, b):
+        if a._dtype is D.bool or (isinstance(b, Tensor) and b._dtype is D.bool):
+            _sub_check(a, b)
+        return fn(a, b)
+    return op
+
+
 def _install_methods():
     T = Tensor
     T.add = add
@@ -399,11 +422,12 @@ def _install_methods():
     T.__iadd__ = lambda a, b: inplace(ADD, a, (a, b, 1))
     _fast_sub = fast_binary(SUB, np.subtract, (1,), lambda d: d if d._kind >= 1 and
                             d.np.itemsize != 2 or d is D.int16 else None)
-    T.__sub__ = _fast_sub
+    T.__sub__ = _no_bool_sub(_fast_sub)
     _fast_rsub = fast_binary(SUB, np.subtract, (1,), lambda d: d if d._kind == 2 and
                              d.np.itemsize != 2 else None, reverse=True)
-    T.__rsub__ = lambda a, b: _fast_rsub(a, b) if b.__class__ in (float, int) else sub(b, a)
-    T.__isub__ = lambda a, b: inplace(SUB, a, (a, b, 1))
+    T.__rsub__ = _no_bool_sub(lambda a, b: _fast_rsub(a, b) if b.__class__ in (float, int)
+                              else sub(b, a))
+    T.__isub__ = _no_bool_sub(lambda a, b: inplace(SUB, a, (a, b, 1)))
     T.__mul__ = fast_binary(MUL, np.multiply)
     T.__rmul__ = fast_binary(MUL, np.multiply, reverse=True)
     T.__imul__ = lambda a, b: inplace(MUL, a, (a, b))

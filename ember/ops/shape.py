@@ -23,6 +23,11 @@ def _export(*fns):
 def _shape_arg(shape, numel, opname):
     if len(shape) == 1 and isinstance(shape[0], (list, tuple, Size)):
         shape = tuple(shape[0])
+    for i, s in enumerate(shape):
+        if isinstance(s, bool) or not hasattr(s, "__index__") or \
+                (isinstance(s, Tensor) and s.dtype.is_floating_point):
+            raise TypeError(f"{opname}(): argument 'size' must be tuple of ints, but found "
+                            f"element of type {type(s).__name__} at pos {i}")
     shape = tuple(int(s) for s in shape)
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
@@ -363,6 +368,13 @@ _export(view, reshape, as_strided, as_strided_scatter, expand, expand_as, permut
         transpose, t, squeeze, unsqueeze, flatten)
 
 
+def _mT(self):
+    if self._data.ndim < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self._data.ndim}-D tensor.")
+    return transpose(self, -2, -1)
+
+
 def _install():
     T = Tensor
     T.view = view
@@ -378,7 +390,7 @@ def _install():
     T.swapdims = transpose
     T.t = t
     T.T = property(lambda self: permute(self, tuple(reversed(range(self._data.ndim)))))
-    T.mT = property(lambda self: transpose(self, -2, -1))
+    T.mT = property(_mT)
     T.squeeze = squeeze
     T.unsqueeze = unsqueeze
     T.flatten = flatten
