@@ -1,0 +1,40 @@
+"""ember.distributed.rpc across processes: calls, RRefs, async_execution, failures."""
+import os
+import pickle
+
+import pytest
+
+pytest.importorskip("zmq")
+
+from rpc_workers import async_exec, basics, failures, refcount, run_world  # noqa: E402
+
+
+def _start_method():
+    import multiprocessing as mp
+    return "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+
+
+def _run(fn, ws, tmp_path, timeout=60):
+    run_world(fn, ws, str(tmp_path), timeout=timeout, start_method=_start_method())
+
+
+def test_calls_rrefs_errors_shutdown(tmp_path):
+    _run(basics, 3, tmp_path)
+    assert sorted(os.listdir(tmp_path)) == ["ok0", "ok1", "ok2"]
+
+
+def test_owner_frees_value_when_no_user_holds_it(tmp_path):
+    _run(refcount, 3, tmp_path)
+    assert sorted(os.listdir(tmp_path)) == ["ok0", "ok1", "ok2"]
+
+
+def test_async_execution_two_threads_fifty_calls_chain_and_batch(tmp_path):
+    _run(async_exec, 3, tmp_path)
+    assert sorted(os.listdir(tmp_path)) == ["ok0", "ok1", "ok2"]
+
+
+def test_unknown_function_malformed_unauthenticated_and_dead_worker(tmp_path):
+    _run(failures, 3, tmp_path)
+    assert sorted(os.listdir(tmp_path)) == ["ok0", "ok1"]
+    with open(tmp_path / "ok0", "rb") as f:
+        assert pickle.load(f) < 5.0
