@@ -328,3 +328,16 @@ def test_aten_namespace():
         aten.add.foo
     with pytest.raises(AttributeError, match="no attribute 'not_an_op'"):
         aten.not_an_op
+
+
+def test_packet_call_picks_the_overload_that_binds():
+    torch = pytest.importorskip("torch")
+    aten, x = ember.ops.aten, ember.tensor([[1.0, 5.0], [7.0, 2.0]])
+    tx = torch.tensor([[1.0, 5.0], [7.0, 2.0]])
+    assert aten.max(x).item() == torch.ops.aten.max(tx).item()
+    v, i = aten.max(x, 1)
+    tv, ti = torch.ops.aten.max(tx, 1)
+    assert v.tolist() == tv.tolist() and i.tolist() == ti.tolist()
+    assert aten.max(x, dim=0, keepdim=True)[0].tolist() == [[7.0, 5.0]]
+    with pytest.raises(TypeError, match="no overload matches"):
+        aten.max(x, 1, True, 4)

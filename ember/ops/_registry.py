@@ -79,14 +79,23 @@ class OpOverloadPacket:
         raise AttributeError(f"The underlying op of 'aten.{self.__name__}' has no overload "
                              f"name '{name}'")
 
-    def __call__(self, *args, **kwargs):
-        op = self._overloads.get("default")
-        if op is None:
-            if len(self._overloads) != 1:
-                raise RuntimeError(f"aten.{self.__name__}: ambiguous call; pick an overload "
-                                   f"of {sorted(self._overloads)}")
-            op = next(iter(self._overloads.values()))
-        return op(*args, **kwargs)
+    def __call__(self, /, *args, **kwargs):
+        """aten.max(x) or aten.max(x, 0): the first overload (default first) whose schema
+        binds the arguments; ember's ops take Tensors and numbers alike, so arity and
+        keywords decide."""
+        ops = sorted(self._overloads.items(), key=lambda kv: kv[0] != "default")
+        errors = []
+        for _, op in ops:
+            if op._schema_text is None:
+                return op(*args, **kwargs)
+            try:
+                bound = op._schema.bind(self.__name__, args, kwargs)
+            except TypeError as e:
+                errors.append(f"  {op._schema}: {e}")
+                continue
+            return op(*bound)
+        raise TypeError(f"aten.{self.__name__}: no overload matches the arguments:\n"
+                        + "\n".join(errors))
 
     def __repr__(self):
         return f"<OpOverloadPacket(op='aten.{self.__name__}')>"
