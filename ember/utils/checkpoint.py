@@ -1,0 +1,162 @@
+"""Activation checkpointing (torch.utils.checkpoint): run a segment without keeping its
+activations, then run it again inside backward to get them, with the same RNG state so
+dropout draws the same mask.
+
+Both variants recompute in a custom autograd Function's backward. use_reentrant=False also
+accepts keyword arguments and gives parameters used inside the segment their gradients
+when no input requires grad; gradients reach tensors inside the segment through an inner
+backward(), so, as with PyTorch's reentrant variant, torch.autograd.grad(...)/backward(inputs=)
+that target tensors inside a segment are not supported.
+"""
+import warnings
+
+import ember
+from ember.autograd import Function
+
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointFunction",
+           "set_checkpoint_debug_enabled"]
+
+_DEBUG = [None]
+
+
+def set_checkpoint_debug_enabled(enabled):
+    """Context manager kept for API parity: ember's recomputation has no extra debug trace."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def _ctx():
+        prev, _DEBUG[0] = _DEBUG[0], enabled
+        try:
+            yield
+        finally:
+            _DEBUG[0] = prev
+    return _ctx()
+
+
+def _detach_inputs(inputs):
+    out = []
+    for x in inputs:
+        if isinstance(x, ember.Tensor):
+            y = x.detach()
+            y.requires_grad_(x.requires_grad)
+            out.append(y)
+        else:
+            out.append(x)
+    return out
+
+
+class CheckpointFunction(Function):
+    @staticmethod
+    def forward(ctx, run_function, preserve_rng_state, kwargs, *args):
+        ctx.run_function = run_function
+        ctx.preserve_rng_state = preserve_rng_state
+        ctx.kwargs = kwargs
+        if preserve_rng_state:
+            ctx.fwd_rng_state = ember.get_rng_state()
+        ctx.had_autocast = ember.is_autocast_enabled("cpu")
+        ctx.autocast_dtype = ember.get_autocast_dtype("cpu")
+        tensor_idx, tensors, ctx.inputs = [], [], []
+        for i, a in enumerate(args):
+            if isinstance(a, ember.Tensor):
+                tensor_idx.append(i)
+                tensors.append(a)
+                ctx.inputs.append(None)
+            else:
+                ctx.inputs.append(a)
+        ctx.tensor_indices = tensor_idx
+        ctx.save_for_backward(*tensors)
+        with ember.no_grad():
+            outputs = run_function(*args, **kwargs)
+        return outputs
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        inputs = list(ctx.inputs)
+        for i, t in zip(ctx.tensor_indices, ctx.saved_tensors):
+            inputs[i] = t
+        detached = _detach_inputs(inputs)
+        with ember.random.fork_rng(enabled=ctx.preserve_rng_state):
+            if ctx.preserve_rng_state:
+                ember.set_rng_state(ctx.fwd_rng_state)
+            with ember.enable_grad(), ember.autocast("cpu", dtype=ctx.autocast_dtype,
+                                                     enabled=ctx.had_autocast):
+                outputs = ctx.run_function(*detached, **ctx.kwargs)
+        if isinstance(outputs, ember.Tensor):
+            outputs = (outputs,)
+        outs, grads = [], []
+        for o, g in zip(outputs, grad_outputs):
+            if isinstance(o, ember.Tensor) and o.requires_grad and g is not None:
+                outs.append(o)
+                grads.append(g)
+        if not outs:
+            raise RuntimeError("none of output has requires_grad=True, this checkpoint() "
+                               "is not necessary")
+        ember.autograd.backward(outs, grads)
+        in_grads = tuple(x.grad if isinstance(x, ember.Tensor) else None for x in detached)
+        return (None, None, None) + in_grads
+
+
+def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism_check="default",
+               debug=False, preserve_rng_state=True, **kwargs):
+    """Runs `function(*args, **kwargs)` without saving activations; recomputes in backward."""
+    if use_reentrant is None:
+        warnings.warn("torch.utils.checkpoint: the use_reentrant parameter should be passed "
+                      "explicitly. Starting in PyTorch 2.9, calling checkpoint without "
+                      "use_reentrant will raise an exception. use_reentrant=False is "
+                      "recommended, but if you need to preserve the current default behavior, "
+                      "you can pass use_reentrant=True. Refer to docs for more details on the "
+                      "differences between the two variants.", stacklevel=2)
+        use_reentrant = True
+    if context_fn is not None:
+        raise NotImplementedError("ember.utils.checkpoint: context_fn (selective activation "
+                                  "checkpointing) is not implemented")
+    if use_reentrant:
+        if kwargs:
+            raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
+        if ember.is_grad_enabled() and not any(isinstance(a, ember.Tensor) and a.requires_grad
+                                               for a in args):
+            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                          stacklevel=2)
+        return CheckpointFunction.apply(function, preserve_rng_state, {}, *args)
+    if not ember.is_grad_enabled():
+        return function(*args, **kwargs)
+    # an anchor that requires grad, so the segment's parameters get gradients even when no
+    # input does
+    anchor = ember.zeros((), requires_grad=True)
+
+    def run(_anchor, *a):
+        return function(*a, **kwargs)
+    return CheckpointFunction.apply(run, preserve_rng_state, {}, anchor, *args)
+
+
+def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
+    """Checkpoints a Sequential (or list of modules) in `segments` chunks; the last chunk
+    runs normally."""
+    if use_reentrant is None:
+        warnings.warn("torch.utils.checkpoint.checkpoint_sequential: the use_reentrant "
+                      "parameter should be passed explicitly. In version 2.9 we will raise an "
+                      "exception if use_reentrant is not passed. use_reentrant=False is "
+                      "recommended, but if you need to preserve the current default behavior, "
+                      "you can pass use_reentrant=True. Refer to docs for more details on the "
+                      "differences between the two variants.", stacklevel=2)
+        use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
+
+    def run_function(start, end, functions):
+        def forward(input):
+            for j in range(start, end + 1):
+                input = functions[j](input)
+            return input
+        return forward
+
+    if isinstance(functions, ember.nn.Sequential):
+        functions = list(functions.children())
+    segment_size = len(functions) // segments
+    end = -1
+    for start in range(0, segment_size * (segments - 1), segment_size):
+        end = start + segment_size - 1
+        input = checkpoint(run_function(start, end, functions), input,
+                           use_reentrant=use_reentrant, preserve_rng_state=preserve)
+    return run_function(end + 1, len(functions) - 1, functions)(input)

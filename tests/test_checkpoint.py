@@ -1,0 +1,92 @@
+"""ember.utils.checkpoint: recomputation in backward, same gradients, same dropout mask."""
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+from ember.utils.checkpoint import checkpoint, checkpoint_sequential
+
+
+def _model():
+    ember.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Dropout(0.5), nn.Linear(8, 3))
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_recomputes_and_matches_plain_gradients(reentrant):
+    model = _model()
+    calls = []
+
+    def segment(x):
+        calls.append(1)
+        return model(x)
+
+    x = ember.randn(5, 4, requires_grad=True)
+    ember.manual_seed(7)
+    out_plain = model(x)
+    out_plain.pow(2).sum().backward()
+    g_plain = [p.grad.clone() for p in model.parameters()] + [x.grad.clone()]
+    model.zero_grad()
+    x.grad = None
+    ember.manual_seed(7)
+    out = checkpoint(segment, x, use_reentrant=reentrant)
+    assert len(calls) == 1
+    np.testing.assert_allclose(out.detach().numpy(), out_plain.detach().numpy())
+    out.pow(2).sum().backward()
+    assert len(calls) == 2          # forward ran again inside backward
+    g_ck = [p.grad for p in model.parameters()] + [x.grad]
+    for a, b in zip(g_plain, g_ck):  # same dropout mask => same gradients
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_rng_state_not_preserved_changes_mask():
+    drop = nn.Dropout(0.5)
+    x = ember.ones(2000, requires_grad=True)
+    out = checkpoint(drop, x, use_reentrant=True, preserve_rng_state=False)
+    out.sum().backward()
+    mask_fwd = out.detach().numpy() != 0
+    mask_bwd = x.grad.numpy() != 0
+    assert (mask_fwd != mask_bwd).any()
+
+
+def test_non_reentrant_params_without_input_grad_and_kwargs():
+    lin = nn.Linear(3, 2)
+    x = ember.randn(4, 3)
+
+    def f(a, scale=1.0):
+        return lin(a) * scale
+    out = checkpoint(f, x, scale=2.0, use_reentrant=False)
+    out.sum().backward()
+    expected = 2.0 * x.sum(0).numpy()
+    np.testing.assert_allclose(lin.weight.grad.numpy(), np.stack([expected] * 2), rtol=1e-6)
+    with pytest.raises(ValueError, match="Unexpected keyword arguments: scale"):
+        checkpoint(f, x, scale=2.0, use_reentrant=True)
+    with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
+        checkpoint(f, x, use_reentrant=True)
+    with pytest.warns(UserWarning, match="use_reentrant parameter should be passed"):
+        checkpoint(f, x.requires_grad_())
+
+
+def test_multiple_outputs_and_non_tensor_args():
+    a = ember.randn(3, requires_grad=True)
+    b = ember.randn(3, requires_grad=True)
+
+    def f(x, k, y):
+        return x * k, (x * y).sum()
+    o1, o2 = checkpoint(f, a, 3.0, b, use_reentrant=True)
+    (o1.sum() + o2).backward()
+    np.testing.assert_allclose(a.grad.numpy(), 3.0 + b.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(b.grad.numpy(), a.detach().numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_checkpoint_sequential(reentrant):
+    model = nn.Sequential(*[nn.Linear(4, 4) for _ in range(6)])
+    x = ember.randn(2, 4, requires_grad=True)
+    model(x).sum().backward()
+    g = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    out = checkpoint_sequential(model, 3, x, use_reentrant=reentrant)
+    out.sum().backward()
+    for a, p in zip(g, model.parameters()):
+        np.testing.assert_allclose(a.numpy(), p.grad.numpy(), rtol=1e-5, atol=1e-6)
