@@ -20,6 +20,7 @@ from . import _dtype as D
 from . import serialization as S
 from ._device import device as _device
 from ._tensor import Size, Tensor
+from ._weights_only_unpickler import MemoMiss, StackUnderflow
 from ._weights_only_unpickler import Unpickler as _WeightsUnpickler
 from ._weights_only_unpickler import unsupported_global_message
 
@@ -176,9 +177,14 @@ def _storage_type(stype):
     return stype.dtype
 
 
-def _numel(numel, key):
-    if type(numel) is not int or numel < 0:
-        raise RuntimeError(f"ember.load: storage {key!r} has an invalid size {numel!r}")
+def _numel(numel, key, itemsize=1, mmap=False):
+    """A storage's element count from the file: a non-negative int whose byte size fits in
+    uint64 (else TypeError, as torch's get_storage_from_record raises; with mmap torch
+    slices its mapped storage instead and raises RuntimeError)."""
+    if type(numel) is not int or numel < 0 or (not mmap and numel * itemsize >= 2 ** 64):
+        kind = RuntimeError if mmap else TypeError
+        raise kind(f"ember.load: storage {key!r} has an invalid size {numel!r} (a "
+                   "non-negative element count whose byte size fits in uint64)")
     return numel
 
 
@@ -231,29 +237,32 @@ def _load_zip(fobj, path, map_location, weights_only, mmap):
                                    "file not found")
             info = zf.getinfo(name)
             nbytes = numel * dtype.itemsize
+            if mmap and not swap and info.compress_type == 0 and nbytes:
+                # as torch: a slice of the mapped file from the record's start, clamped to
+                # the file (torch does not check it against the record's size either)
+                off = _record_offset(fobj, info)
+                avail = min(nbytes, max(os.path.getsize(path) - off, 0))
+                avail -= avail % dtype.itemsize
+                if not avail:
+                    return S._restore_location(map_location, S._LoadedStorage(
+                        np.empty(0, dtype.np), location), location)
+                raw = np.memmap(path, np.uint8, mode="c", offset=off, shape=(avail,))
+                arr = raw.view(np.ndarray).view(dtype.np)
+                return S._restore_location(map_location, S._LoadedStorage(arr, location),
+                                           location)
             if info.file_size < nbytes:
                 raise RuntimeError(f"ember.load: record {name} holds {info.file_size} bytes, "
                                    f"{nbytes} expected ({numel} {dtype} elements)")
-            if mmap and not swap and info.compress_type == 0 and nbytes:
-                off = _record_offset(fobj, info)
-                if off + nbytes > os.path.getsize(path):
-                    raise RuntimeError(f"ember.load: record {name} runs past the end of the "
-                                       "file")
-                raw = np.memmap(path, np.uint8, mode="c", offset=off, shape=(nbytes,))
-                arr = raw.view(np.ndarray).view(dtype.np)
+            # raw bytes at the record's offset, as torch reads them (no CRC check)
+            arr = np.empty(numel, dtype.np)
+            if info.compress_type == 0:
+                fobj.seek(_record_offset(fobj, info))
+                _readinto(fobj, arr, f"record {name}")
             else:
-                arr = np.empty(numel, dtype.np)
                 with _zip_errors(f"reading file data/{key}"), zf.open(info) as r:
-                    view = memoryview(arr.view(np.uint8))
-                    got = 0
-                    while got < nbytes:
-                        n = r.readinto(view[got:])
-                        if not n:
-                            raise RuntimeError(f"ember.load: record {name} is truncated")
-                        got += n
-                    r.read()            # to the end of the record: zipfile checks its CRC
-                if swap and dtype.itemsize > 1:
-                    arr = arr.byteswap()
+                    _readinto(r, arr, f"record {name}")
+            if swap and dtype.itemsize > 1:
+                arr = arr.byteswap()
             return S._restore_location(map_location, S._LoadedStorage(arr, location), location)
 
         def persistent_load(pid):
@@ -269,7 +278,8 @@ def _load_zip(fobj, path, map_location, weights_only, mmap):
             location = location.decode("ascii") if isinstance(location, bytes) else location
             s = storages.get(key)
             if s is None:
-                s = storages[key] = read_storage(key, dtype, _numel(numel, key), str(location))
+                numel = _numel(numel, key, dtype.itemsize, mmap)
+                s = storages[key] = read_storage(key, dtype, numel, str(location))
             return s
 
         with _zip_errors("reading file data.pkl"):
@@ -278,6 +288,23 @@ def _load_zip(fobj, path, map_location, weights_only, mmap):
 
 
 # ------------------------------------------------------------------ legacy format
+
+def _readinto(f, arr, what):
+    """Fills arr's bytes from f; a short read is torch's "unexpected EOF" RuntimeError."""
+    view = memoryview(arr.view(np.uint8).reshape(-1))
+    got, nbytes = 0, arr.nbytes
+    while got < nbytes:
+        if hasattr(f, "readinto"):
+            n = f.readinto(view[got:])
+        else:
+            chunk = f.read(nbytes - got)
+            n = len(chunk)
+            view[got:got + n] = chunk
+        if not n:
+            raise RuntimeError(f"unexpected EOF, expected {nbytes - got} more bytes. The file "
+                               f"might be corrupted ({what}).")
+        got += n
+
 
 def _read_exact(f, n):
     data = f.read(n)
@@ -304,6 +331,9 @@ def _load_legacy(fobj, map_location, weights_only):
     except (tarfile.TarError, OSError, AttributeError, EOFError):
         fobj.seek(0)
     objs = {}
+    here = fobj.tell()
+    file_size = fobj.seek(0, os.SEEK_END)
+    fobj.seek(here)
 
     def no_pid(pid):
         raise pickle.UnpicklingError("unsupported persistent id encountered")
@@ -321,7 +351,12 @@ def _load_legacy(fobj, map_location, weights_only):
         dtype = _storage_type(stype)
         location = location.decode("ascii") if isinstance(location, bytes) else str(location)
         if root_key not in objs:
-            arr = np.empty(_numel(numel, root_key), dtype.np)
+            nbytes = _numel(numel, root_key, dtype.itemsize) * dtype.itemsize
+            if nbytes > file_size:              # never allocate more than the file can fill
+                raise RuntimeError(f"unexpected EOF: storage {root_key!r} of {nbytes} bytes "
+                                   f"does not fit in a file of {file_size} bytes. The file "
+                                   "might be corrupted.")
+            arr = np.empty(numel, dtype.np)
             objs[root_key] = S._restore_location(map_location, S._LoadedStorage(arr, location),
                                                  location)
         root = objs[root_key]
@@ -354,18 +389,7 @@ def _load_legacy(fobj, map_location, weights_only):
         if numel * arr.itemsize != arr.nbytes:
             raise RuntimeError(f"storage has wrong byte size: expected {arr.nbytes} got "
                                f"{numel * arr.itemsize}")
-        view = memoryview(arr.view(np.uint8))
-        got = 0
-        while got < arr.nbytes:
-            n = fobj.readinto(view[got:]) if hasattr(fobj, "readinto") else None
-            if n is None:
-                chunk = fobj.read(arr.nbytes - got)
-                n = len(chunk)
-                view[got:got + n] = chunk
-            if not n:
-                raise RuntimeError(f"unexpected EOF, expected {arr.nbytes - got} more bytes. "
-                                   "The file might be corrupted.")
-            got += n
+        _readinto(fobj, arr, f"storage {key!r}")
     return result
 
 
@@ -430,7 +454,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=Fa
             return _load_legacy(fobj, map_location, weights_only)
         except pickle.UnpicklingError as e:
             msg = _weights_only_message(str(e)) if weights_only else str(e)
-            raise pickle.UnpicklingError(f"{msg}\n(ember.load: {_label(f)})") from None
+            kind = type(e) if isinstance(e, (StackUnderflow, MemoMiss)) else \
+                pickle.UnpicklingError
+            raise kind(f"{msg}\n(ember.load: {_label(f)})") from None
         except (RuntimeError, EOFError, ValueError) as e:
             if type(e) not in (RuntimeError, EOFError, ValueError):
                 raise

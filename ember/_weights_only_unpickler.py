@@ -25,7 +25,18 @@ import types
 from collections import Counter, OrderedDict
 from pickle import UnpicklingError, decode_long
 
-__all__ = ["Unpickler", "BLOCKED_MODULES"]
+__all__ = ["Unpickler", "BLOCKED_MODULES", "StackUnderflow", "MemoMiss"]
+
+
+class StackUnderflow(UnpicklingError, IndexError):
+    """An opcode found too few items: an UnpicklingError (as pickle raises) that is also
+    the IndexError PyTorch's unpickler raises here ("pop from empty list")."""
+
+
+class MemoMiss(UnpicklingError, KeyError):
+    """GET of a memo slot never PUT: also the KeyError PyTorch's unpickler raises."""
+
+    __str__ = Exception.__str__
 
 BLOCKED_MODULES = ("sys", "os", "posix", "nt")
 _NAME_MAPPING = None
@@ -74,8 +85,8 @@ class Unpickler:
     # ------------------------------------------------------------------ helpers
     def _readn(self, n):
         data = self.read(n)
-        if len(data) != n:
-            raise UnpicklingError("pickle data was truncated")
+        if len(data) != n:       # EOFError, as PyTorch's unpickler (its next read is empty)
+            raise EOFError("pickle data was truncated")
         return data
 
     def _unpack(self, fmt):
@@ -83,17 +94,17 @@ class Unpickler:
 
     def _pop(self):
         if not self.stack:
-            raise UnpicklingError("unpickling stack underflow")
+            raise StackUnderflow("unpickling stack underflow")
         return self.stack.pop()
 
     def _top(self):
         if not self.stack:
-            raise UnpicklingError("unpickling stack underflow")
+            raise StackUnderflow("unpickling stack underflow")
         return self.stack[-1]
 
     def _pop_mark(self):
         if not self.metastack:
-            raise UnpicklingError("could not find MARK")
+            raise StackUnderflow("could not find MARK")
         items = self.stack
         self.stack = self.metastack.pop()
         return items
@@ -170,6 +181,8 @@ class Unpickler:
             key = read(1)
             if not key:
                 raise EOFError("Ran out of input")
+            if not isinstance(key, (bytes, bytearray)):     # a text-mode file, as torch
+                raise AssertionError(f"Expected bytes, got {type(key).__name__}")
             fn = _OPS.get(key[0])
             if fn is None:
                 raise UnpicklingError(f"Unsupported operand {key[0]}")
@@ -220,7 +233,7 @@ def _global_op(u):
     module = u.readline()
     name = u.readline()
     if not module.endswith(b"\n") or not name.endswith(b"\n"):
-        raise UnpicklingError("pickle data was truncated")
+        raise UnpicklingError("pickle data was truncated in a GLOBAL name")
     u._global(module[:-1].decode("utf-8"), name[:-1].decode("utf-8"))
 
 
@@ -328,7 +341,7 @@ def _tuple(u):
 def _tuple_n(n):
     def fn(u):
         if len(u.stack) < n:
-            raise UnpicklingError("unpickling stack underflow")
+            raise StackUnderflow("unpickling stack underflow")
         items = tuple(u.stack[-n:])
         del u.stack[-n:]
         u.stack.append(items)
@@ -405,7 +418,7 @@ def _binpersid(u):
 
 def _get(u, idx):
     if idx not in u.memo:
-        raise UnpicklingError(f"Memo value not found at index {idx}")
+        raise MemoMiss(f"Memo value not found at index {idx}")
     u.stack.append(u.memo[idx])
 
 
