@@ -144,3 +144,6 @@ del _name, _fn
 from .serialization import save, load  # noqa: E402
 from ._legacy import TENSOR_TYPES as _TENSOR_TYPES  # noqa: E402
 globals().update(_TENSOR_TYPES)
+from . import distributions  # noqa: E402,F401  (torch.distributions)
+from . import hub, testing, types  # noqa: E402,F401  (torch.hub, torch.testing, torch.types)
+from .utils import checkpoint as _utils_checkpoint, hooks as _utils_hooks  # noqa: E402,F401
