@@ -273,15 +273,16 @@ class ProcessGroupGloo:
 
         def deliver(buf):
             if buf is None:
-                work._finish(DistBackendError(f"recv from rank {src} failed: {peer.dead}"))
+                work._finish(DistBackendError(f"recv from rank {src} failed: {peer.dead}"),
+                             self.sender._done)
                 return
             try:
                 _write(t, buf.view(t._data.dtype))
             except Exception as e:      # size mismatch etc. reaches the waiter
-                work._finish(e)
+                work._finish(e, self.sender._done)
                 return
             work._source_rank = src
-            work._finish()
+            work._finish(None, self.sender._done)
         with peer.cond:
             box = peer.mailbox.get(key)
             buf = box.popleft() if box else None
@@ -306,7 +307,7 @@ class ProcessGroupGloo:
                         return
             time.sleep(0.001)
         work._finish(DistBackendError(f"recv from any source (tag {tag}) timed out after "
-                                      f"{int(self.timeout_s * 1000)} ms"))
+                                      f"{int(self.timeout_s * 1000)} ms"), self.sender._done)
 
     def _peers(self):
         return [j for j in range(self._size) if j != self._rank]

@@ -27,13 +27,19 @@ class Work:
         self._source_rank = -1
         self._timeout = None
 
-    def _finish(self, exc=None):
+    def _finish(self, exc=None, completer=None):
         self._exc = exc
         self._event.set()
-        if exc is None:
+        if completer is not None:       # Future callbacks run off the worker thread
+            completer.put(self)
+        else:
+            self._complete_future()
+
+    def _complete_future(self):
+        if self._exc is None:
             self._fut.set_result(self._outputs)
         else:
-            self._fut.set_exception(exc)
+            self._fut.set_exception(self._exc)
 
     def wait(self, timeout=None):
         secs = None
@@ -82,13 +88,26 @@ def completed_work(outputs=None, name=""):
 
 
 class Worker:
-    """One daemon thread running `fn()` for each queued Work, in order."""
+    """One daemon thread running `fn()` for each queued Work, in order.
+
+    A second thread completes the Works' Futures, so a `then` callback may itself issue
+    a collective and wait for it (as comm hooks do) without blocking the worker.
+    """
 
     def __init__(self, name):
         self._q = queue.Queue()
+        self._done = queue.Queue()
         self.broken = None
         self._thread = threading.Thread(target=self._loop, daemon=True, name=name)
         self._thread.start()
+        threading.Thread(target=self._complete, daemon=True, name=name + "-futures").start()
+
+    def _complete(self):
+        while True:
+            work = self._done.get()
+            if work is None:
+                return
+            work._complete_future()
 
     def submit(self, work, fn):
         self._q.put((work, fn))
@@ -103,18 +122,19 @@ class Worker:
             if self.broken is not None:
                 work._finish(DistBackendError(
                     f"{work._name} (sequence number {work._seq}) not run: the process group "
-                    f"is broken by an earlier error: {self.broken}"))
+                    f"is broken by an earlier error: {self.broken}"), self._done)
                 continue
             try:
                 fn()
             except BaseException as e:       # delivered to whoever waits on the Work
                 if isinstance(e, DistBackendError):
                     self.broken = e
-                work._finish(e)
+                work._finish(e, self._done)
                 continue
-            work._finish()
+            work._finish(None, self._done)
 
     def stop(self, timeout=5.0):
         self._q.put(None)
+        self._done.put(None)
         deadline = time.monotonic() + timeout
         self._thread.join(max(0.0, deadline - time.monotonic()))

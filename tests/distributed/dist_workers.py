@@ -165,3 +165,115 @@ def exiting(rank, ws, port):
     if rank == 1:
         os._exit(3)
     time.sleep(30)
+
+
+# ----------------------------------------------------------------------------- DDP
+def _mlp(nn, state):
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    for (name, p) in model.named_parameters():
+        p.data.copy_(_as(p, state[name]))
+    return model
+
+
+def _as(p, arr):
+    mod = type(p).__module__.split(".")[0]
+    if mod == "torch":
+        import torch
+        return torch.from_numpy(arr.copy())
+    import ember
+    return ember.from_numpy(arr.copy())
+
+
+def ddp_train(rank, ws, port, path, framework, opts):
+    """Train the MLP under DDP (ember or torch, gloo) for a few steps; save rank's params."""
+    from datetime import timedelta
+    data = np.load(os.path.join(path, "data.npz"))
+    state = {k[2:]: data[k] for k in data.files if k.startswith("p.")}
+    if framework == "torch":
+        import torch
+        import torch.distributed as dist
+        lib = torch
+    else:
+        import ember as lib
+        import ember.distributed as dist
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=ws, timeout=timedelta(seconds=60))
+    lib.manual_seed(0)
+    model = _mlp(lib.nn, state)
+    if rank == 1:           # DDP must broadcast rank 0's weights at construction
+        with lib.no_grad():
+            for p in model.parameters():
+                p.add_(1.0)
+    ddp = lib.nn.parallel.DistributedDataParallel(
+        model, bucket_cap_mb=opts.get("bucket_cap_mb", 25),
+        gradient_as_bucket_view=opts.get("grad_view", False))
+    if opts.get("hook") == "fp16":
+        from importlib import import_module
+        hooks = import_module(f"{lib.__name__}.distributed.algorithms.ddp_comm_hooks."
+                              f"default_hooks")
+        ddp.register_comm_hook(None, hooks.fp16_compress_hook)
+    opt = lib.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
+    X, Y = data["X"], data["Y"]
+    B = X.shape[1] // ws
+    steps = int(data["steps"])
+    for step in range(steps):
+        xs = X[step, rank * B:(rank + 1) * B]
+        ys = Y[step, rank * B:(rank + 1) * B]
+        opt.zero_grad()
+        if opts.get("no_sync") and step == 0:
+            with ddp.no_sync():     # accumulate locally, then one synced backward
+                half = B // 2
+                lib.nn.functional.mse_loss(ddp(lib.from_numpy(xs[:half])),
+                                           lib.from_numpy(ys[:half])).mul(0.5).backward()
+            loss = lib.nn.functional.mse_loss(ddp(lib.from_numpy(xs[half:])),
+                                              lib.from_numpy(ys[half:])).mul(0.5)
+        else:
+            loss = lib.nn.functional.mse_loss(ddp(lib.from_numpy(xs)), lib.from_numpy(ys))
+        loss.backward()
+        opt.step()
+    out = {n: p.detach().numpy().copy() for n, p in model.named_parameters()}
+    np.savez(os.path.join(path, f"{framework}_{rank}.npz"), **out)
+    dist.destroy_process_group()
+
+
+def join_train(rank, ws, port, path):
+    """Rank r trains r + 1 steps inside `with Join([ddp])`; saves its final params."""
+    import ember
+    import ember.distributed as dist
+    from ember.distributed.algorithms.join import Join
+    _init(rank, ws, port, timeout_s=60)
+    data = np.load(os.path.join(path, "data.npz"))
+    state = {k[2:]: data[k] for k in data.files if k.startswith("p.")}
+    model = _mlp(ember.nn, state)
+    ddp = ember.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=0.0005)
+    opt = ember.optim.SGD(ddp.parameters(), lr=0.1)
+    X, Y = data["X"], data["Y"]
+    with Join([ddp]):
+        for step in range(rank + 1):
+            opt.zero_grad()
+            loss = ember.nn.functional.mse_loss(ddp(ember.from_numpy(X[step, rank])),
+                                                ember.from_numpy(Y[step, rank]))
+            loss.backward()
+            opt.step()
+    out = {n: p.detach().numpy().copy() for n, p in model.named_parameters()}
+    np.savez(os.path.join(path, f"join_{rank}.npz"), **out)
+    dist.destroy_process_group()
+
+
+def syncbn_train(rank, ws, port, path):
+    """SyncBatchNorm forward/backward on this rank's slice; saves output, grads, stats."""
+    import ember
+    import ember.distributed as dist
+    _init(rank, ws, port)
+    data = np.load(os.path.join(path, "data.npz"))
+    x = ember.from_numpy(data["x"][rank].copy()).requires_grad_()
+    bn = ember.nn.SyncBatchNorm(3)
+    with ember.no_grad():
+        bn.weight.copy_(ember.from_numpy(data["w"]))
+        bn.bias.copy_(ember.from_numpy(data["b"]))
+    y = bn(x)
+    (y * ember.from_numpy(data["g"][rank])).sum().backward()
+    np.savez(os.path.join(path, f"bn_{rank}.npz"), y=y.detach().numpy(), gx=x.grad.numpy(),
+             gw=bn.weight.grad.numpy(), gb=bn.bias.grad.numpy(),
+             rm=bn.running_mean.numpy(), rv=bn.running_var.numpy())
+    dist.destroy_process_group()

@@ -6,7 +6,7 @@ from .. import functional as F
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
 
 
 class _NormBase(Module):
@@ -118,3 +118,74 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch norm whose training statistics span every rank of a process group.
+
+    Note: the per-rank mean, variance and count are all-gathered and combined (parallel
+    Welford), and backward all-reduces sum(dy) and sum(dy * (x - mean)), as PyTorch's
+    SyncBatchNorm does. Unlike PyTorch it runs on CPU tensors (ember has no GPU path).
+    Outside training, or in a world of one, it is plain batch norm.
+    """
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, process_group=None, device=None, dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            self.num_batches_tracked.add_(1)
+            factor = (1.0 / float(self.num_batches_tracked) if self.momentum is None
+                      else self.momentum)
+        bn_training = True if self.training else (self.running_mean is None
+                                                  and self.running_var is None)
+        use_buffers = not self.training or self.track_running_stats
+        running_mean = self.running_mean if use_buffers else None
+        running_var = self.running_var if use_buffers else None
+        from ... import distributed as dist
+        group = None
+        need_sync = bn_training and self.training and dist.is_initialized()
+        if need_sync:
+            group = self.process_group or dist.group.WORLD
+            need_sync = dist.get_world_size(group) > 1
+        if not need_sync:
+            return F.batch_norm(input, running_mean, running_var, self.weight, self.bias,
+                                bn_training, factor, self.eps)
+        from ._sync_batchnorm import sync_batch_norm
+        return sync_batch_norm(input, self.weight, self.bias, running_mean, running_var,
+                               self.eps, factor, group)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """Replace every BatchNorm*D in `module` by a SyncBatchNorm sharing its state."""
+        from ... import no_grad
+        module_output = module
+        if isinstance(module, _BatchNorm):
+            module_output = SyncBatchNorm(module.num_features, module.eps, module.momentum,
+                                          module.affine, module.track_running_stats,
+                                          process_group)
+            if module.affine:
+                with no_grad():
+                    module_output.weight = module.weight
+                    module_output.bias = module.bias
+            module_output.running_mean = module.running_mean
+            module_output.running_var = module.running_var
+            module_output.num_batches_tracked = module.num_batches_tracked
+            module_output.training = module.training
+            if hasattr(module, "qconfig"):
+                module_output.qconfig = module.qconfig
+        for name, child in module.named_children():
+            module_output.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        del module
+        return module_output
