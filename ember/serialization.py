@@ -20,6 +20,7 @@ import os
 import pickle
 import struct
 import sys
+import types
 import zlib
 
 import numpy as np
@@ -112,6 +113,16 @@ class _Pickler(pickle._Pickler):
         self.memoize(obj)
 
     dispatch[_TorchGlobal] = _save_torch_global
+
+    def save_global(self, obj, name=None):
+        """As the C pickler (torch.save's): a local class or function is an AttributeError
+        "Can't pickle local object", not pickle.py's PicklingError."""
+        qualname = name or getattr(obj, "__qualname__", None)
+        if isinstance(qualname, str) and "<locals>" in qualname:
+            raise AttributeError(f"Can't pickle local object {qualname!r}")
+        return super().save_global(obj, name)
+
+    dispatch[types.FunctionType] = save_global
 
     def _save_dtype(self, obj):
         self.save(self._g("torch", obj.name))
