@@ -318,9 +318,10 @@ def _load_legacy(fobj, map_location, weights_only):
     """torch.save(..., _use_new_zipfile_serialization=False): four pickles (magic number,
     protocol version, system info, the object) then the list of storage keys, then each
     storage as an int64 element count and its raw bytes."""
+    import tarfile
+    start = fobj.tell()
     try:
-        import tarfile
-        if fobj.tell() == 0 and fobj.fileno() >= 0:      # a real file, as torch checks
+        if start == 0 and fobj.fileno() >= 0:      # a real file at its start, as torch checks
             with tarfile.open(fileobj=fobj, mode="r:"):
                 pass
             if weights_only:
@@ -329,7 +330,7 @@ def _load_legacy(fobj, map_location, weights_only):
             raise NotImplementedError("ember.load: the legacy .tar checkpoint format "
                                       "(PyTorch <= 0.1.10)")
     except (tarfile.TarError, OSError, AttributeError, EOFError):
-        fobj.seek(0)
+        fobj.seek(start)
     objs = {}
     here = fobj.tell()
     file_size = fobj.seek(0, os.SEEK_END)

@@ -81,6 +81,7 @@ class Unpickler:
         self.encoding = encoding
         self.memo = {}
         self.proto = -1
+        self._ids = None
 
     # ------------------------------------------------------------------ helpers
     def _readn(self, n):
@@ -117,7 +118,9 @@ class Unpickler:
         self.stack.append(self.resolve(module, name))
 
     def _allowed(self, obj):
-        return id(obj) in self.allowed_ids()
+        if self._ids is None:           # once per load: the allowlist cannot change meanwhile
+            self._ids = self.allowed_ids()
+        return id(obj) in self._ids
 
     # ------------------------------------------------------------------ opcodes
     def _newobj(self, cls, args):
