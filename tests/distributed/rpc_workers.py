@@ -13,7 +13,7 @@ from dist_workers import free_port, run_world  # noqa: E402,F401
 from ember.distributed.rpc.functions import async_execution  # noqa: E402
 
 
-def init(rank, ws, port, threads=4, timeout=20, hang_s=45):
+def init(rank, ws, port, threads=4, timeout=20, hang_s=40):
     import faulthandler
 
     import ember.distributed.rpc as rpc

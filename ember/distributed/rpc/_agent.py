@@ -329,11 +329,10 @@ class Agent:
         self._io.join(5)
         self.pool.shutdown(wait=True, cancel_futures=True)
         self._cb_pool.shutdown(wait=True)
+        for d in self._dealers.values():     # (disable_monitor can block: just close)
+            d.close(1000)
         for m in self._monitors:
             m.close(0)
-        for d in self._dealers.values():
-            d.disable_monitor()
-            d.close()
         self._router.close(0)
         os.close(self._wake_r)
         os.close(self._wake_w)
