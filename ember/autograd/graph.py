@@ -141,13 +141,13 @@ class SavedTensor:
     """A saved tensor plus its version at save time (checked at unpack)."""
     __slots__ = ("t", "version", "is_output", "src")
 
-    def __init__(self, t, is_output=False):
+    def __init__(self, t, is_output=False, src=None):
         if t._inference:
             raise RuntimeError(_INFERENCE_SAVED)
         self.t = t
         self.version = t._storage.version
         self.is_output = is_output
-        self.src = None     # for outputs: a weakref to the output itself (saved_output)
+        self.src = src      # for outputs: a weakref to the output itself (saved_output)
 
     def unpack(self, node, output_nr=0):
         t = self.t
@@ -171,9 +171,10 @@ def saved_output(o):
     """SavedTensor for an op's output: a plain alias (no reference cycle through the
     node) plus a weakref to the output, so that under a mode the unpacked value is the
     `alias` registry op applied to a tensor a recording has seen."""
-    s = SavedTensor(_alias(o, o._data), True)
-    s.src = weakref.ref(o)
-    return s
+    return SavedTensor(_alias(o, o._data), True, _wref(o))
+
+
+_wref = weakref.ref
 
 
 def _alias_op(t):
@@ -432,7 +433,7 @@ def record(op, args, out):
     ctx.shapes = shapes
     ctx.dtypes = dtypes
     if op.save_out:
-        sv = tuple(saved_output(o) for o in outs)
+        sv = tuple(SavedTensor(_alias(o, o._data), True, _wref(o)) for o in outs)
         ctx._out = sv if multi else sv[0]
     else:
         ctx._out = ()
