@@ -60,7 +60,8 @@ def is_tensor_like(inp):
 # `Tensor.as_subclass` of a tensor that requires grad is this op: the alias keeps
 # self's autograd history (grad_fn AliasBackward0, as in PyTorch).
 ALIAS = register("alias", lambda a: a.view(), view=True, save=(), vjp=lambda ctx, g: (g,),
-                 meta=lambda a: (tuple(a.shape), a.dtype))
+                 meta=lambda a: (tuple(a.shape), a.dtype),
+                 schema="alias(Tensor(a) self) -> Tensor(a)")
 
 
 def alias(input):

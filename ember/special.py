@@ -61,9 +61,10 @@ def _x(ctx):
 _SQRT_2PI = math.sqrt(2 * math.pi)
 
 
-def _unary(name, kernel, vjp, half=True, save_out=False):
+def _unary(name, kernel, vjp, half=True, save_out=False, arg="self"):
     op = register_math("special_" + name, kernel, 1, INT_TO_FLOAT, vjp=vjp, allowed=NOT_COMPLEX,
-                       check=None if half else no_half, save_out=save_out)
+                       check=None if half else no_half, save_out=save_out,
+                       schema=f"special_{name}(Tensor {arg}) -> Tensor")
     expose(op, name, method=False, inplace_method=False, module=_G)
     return op
 
@@ -99,14 +100,15 @@ for _name, _k in (("bessel_j0", "j0"), ("bessel_j1", "j1"), ("bessel_y0", "y0"),
                   ("modified_bessel_i1", "i1"), ("modified_bessel_k0", "k0"),
                   ("modified_bessel_k1", "k1"), ("scaled_modified_bessel_k0", "k0e"),
                   ("scaled_modified_bessel_k1", "k1e")):
-    _unary(_name, (lambda k: lambda a: getattr(_sp(), k)(a))(_k), None, half=False)
-_unary("spherical_bessel_j0", lambda a: _sp().spherical_jn(0, a), None, half=False)
-_unary("airy_ai", lambda a: _sp().airy(a)[0], None, half=False)
+    _unary(_name, (lambda k: lambda a: getattr(_sp(), k)(a))(_k), None, half=False,
+           arg="x" if _name.startswith("scaled") else "self")
+_unary("spherical_bessel_j0", lambda a: _sp().spherical_jn(0, a), None, half=False, arg="x")
+_unary("airy_ai", lambda a: _sp().airy(a)[0], None, half=False, arg="x")
 
 
 def _binary(name, kernel, vjp, check=None):
     op = register_math("special_" + name, kernel, 2, INT_TO_FLOAT, vjp=vjp, allowed=NOT_COMPLEX,
-                       check=check)
+                       check=check, schema=f"special_{name}(Tensor self, Tensor other) -> Tensor")
     guard = expect_tensors(None, None)
 
     def norm(input, other):

@@ -110,7 +110,10 @@ def _vector_norm_vjp(ctx, g):
 
 VECTOR_NORM_OP = register("linalg_vector_norm", _vector_norm_kernel, meta=_vector_norm_meta,
                           vjp=_vector_norm_vjp, save=(0,), save_out=True,
-                          tags=("reduction",))
+                          tags=("reduction",),
+                          schema="linalg_vector_norm(Tensor self, Scalar ord=2, "
+                                 "int[1]? dim=None, bool keepdim=False, *, "
+                                 "ScalarType? dtype=None) -> Tensor")
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):

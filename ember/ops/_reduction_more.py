@@ -50,7 +50,9 @@ def _nansum_vjp(ctx, g):
 
 
 NANSUM = register("nansum", _nansum_kernel, meta=_nansum_meta, vjp=_nansum_vjp, save=(0,),
-                  tags=("reduction",))
+                  tags=("reduction",),
+                  schema="nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, "
+                         "ScalarType? dtype=None) -> Tensor")
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -112,7 +114,8 @@ def _lse_decomp(a, dims, keepdim):
 
 
 LOGSUMEXP = register("logsumexp", _lse_kernel, meta=_lse_meta, vjp=_lse_vjp, save=(0,),
-                     save_out=True, decomp=_lse_decomp, tags=("reduction",))
+                     save_out=True, decomp=_lse_decomp, tags=("reduction",),
+                     schema="logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor")
 
 
 def logsumexp(input, dim, keepdim=False, *, out=None):
@@ -210,7 +213,9 @@ def _norm_vjp(ctx, g):
 
 
 NORM = register("norm", _norm_kernel, meta=_norm_meta, vjp=_norm_vjp, save=(0,), save_out=True,
-                tags=("reduction",))
+                tags=("reduction",),
+                schema="norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, "
+                       "bool keepdim, *, ScalarType? dtype) -> Tensor")
 
 
 def _vector_norm(input, p, dim, keepdim, dtype, out):
@@ -275,7 +280,8 @@ def _count_nonzero_kernel(a, dims):
 
 
 COUNT_NONZERO = register("count_nonzero", _count_nonzero_kernel, tags=("reduction",),
-                         meta=lambda a, dims: (reduced_shape(a.shape, dims, False), D.int64))
+                         meta=lambda a, dims: (reduced_shape(a.shape, dims, False), D.int64),
+                         schema="count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor")
 
 
 def count_nonzero(input, dim=None):

@@ -20,7 +20,6 @@ from .. import _dtype as D
 from .._dispatch import STATE
 from .._determinism import MODE as DETERMINISM, check_op as check_deterministic
 from .._tensor import Tensor, wrap, wrap_view, wrap_meta
-from ._op_schemas import SCHEMAS
 
 REGISTRY = {}
 
@@ -128,9 +127,7 @@ class OpDef:
                  nondiff_outputs=(), differentiable=True, schema=None):
         self.name = OpName(name)
         self.name._op = self
-        # PyTorch's schema syntax (parsed on first use); ops registered before schema=
-        # existed have theirs in _op_schemas.SCHEMAS
-        self._schema_text = schema if schema is not None else SCHEMAS.get(name)
+        self._schema_text = schema    # PyTorch's schema syntax, parsed on first use
         self.kernels = {}
         if kernel is not None:
             self.kernels["cpu"] = kernel

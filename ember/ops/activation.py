@@ -113,10 +113,14 @@ def _backward_meta(g, y, dim):
 
 SOFTMAX_BACKWARD = register("_softmax_backward_data", _softmax_backward_kernel,
                             meta=_backward_meta, vjp=_softmax_backward_vjp,
-                            decomp=_softmax_backward_decomp)
+                            decomp=_softmax_backward_decomp,
+                            schema="_softmax_backward_data(Tensor grad_output, Tensor output, "
+                                   "int dim) -> Tensor")
 LOG_SOFTMAX_BACKWARD = register("_log_softmax_backward_data", _log_softmax_backward_kernel,
                                 meta=_backward_meta, vjp=_log_softmax_backward_vjp,
-                                decomp=_log_softmax_backward_decomp)
+                                decomp=_log_softmax_backward_decomp,
+                                schema="_log_softmax_backward_data(Tensor grad_output, "
+                                       "Tensor output, int dim) -> Tensor")
 
 
 def _decomp_input(input, dtype):
@@ -151,10 +155,13 @@ def _softmax_meta(name):
 
 # Not on PyTorch's AutocastCPU fp32 list (only CUDA's): amp_policy stays "none".
 SOFTMAX = register("softmax", _softmax_kernel, meta=_softmax_meta("softmax"),
-                   vjp=_softmax_vjp, decomp=_softmax_decomp, save=(), save_out=True)
+                   vjp=_softmax_vjp, decomp=_softmax_decomp, save=(), save_out=True,
+                   schema="softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor")
 LOG_SOFTMAX = register("log_softmax", _log_softmax_kernel, meta=_softmax_meta("log_softmax"),
                        vjp=_log_softmax_vjp, decomp=_log_softmax_decomp, save=(),
-                       save_out=True)
+                       save_out=True,
+                       schema="log_softmax.int(Tensor self, int dim, "
+                              "ScalarType? dtype=None) -> Tensor")
 
 
 def _get_softmax_dim(name, ndim, stacklevel):
@@ -207,7 +214,8 @@ def _clamp_vjp(ctx, g):
     return gx, glo, ghi
 
 
-CLAMP = pointwise("clamp", _clamp_kernel, 3, DEFAULT, vjp=_clamp_vjp, allowed={0, 1, 2})
+CLAMP = pointwise("clamp", _clamp_kernel, 3, DEFAULT, vjp=_clamp_vjp, allowed={0, 1, 2},
+                  schema="clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor")
 
 
 def _clamp_args(input, min, max):

@@ -71,9 +71,11 @@ def _parts_meta(name):
 
 
 COMPLEX = register("complex", _complex_kernel, meta=_parts_meta("complex"), vjp=_complex_vjp,
-                   save=(), check=True, tags=("pointwise",))
+                   save=(), check=True, tags=("pointwise",),
+                   schema="complex(Tensor real, Tensor imag) -> Tensor")
 POLAR = register("polar", _polar_kernel, meta=_parts_meta("polar"), vjp=_polar_vjp,
-                 check=True, tags=("pointwise",), amp_policy="fp32")
+                 check=True, tags=("pointwise",), amp_policy="fp32",
+                 schema="polar(Tensor abs, Tensor angle) -> Tensor")
 
 
 def complex(real, imag, *, out=None):
@@ -103,7 +105,8 @@ def _angle_vjp(ctx, g):
     return (where(z == 0, 0, g * z * 1j / z.abs().square()),)
 
 
-ANGLE = pointwise("angle", _angle_kernel, 1, COMPLEX_TO_FLOAT, vjp=_angle_vjp)
+ANGLE = pointwise("angle", _angle_kernel, 1, COMPLEX_TO_FLOAT, vjp=_angle_vjp,
+                  schema="angle(Tensor self) -> Tensor")
 
 
 def angle(input, *, out=None):

@@ -30,7 +30,8 @@ def _same_meta(a, *_):
 
 
 CLONE = register("clone", _clone_kernel, vjp=lambda ctx, g: (g, None), save=(),
-                 meta=_same_meta, tags=("copy", "pointwise"))
+                 meta=_same_meta, tags=("copy", "pointwise"),
+                 schema="clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor")
 
 
 def _cast_kernel(a, dtype):
@@ -49,7 +50,8 @@ def _cast_meta(a, dtype):
 
 
 CAST = register("_to_copy", _cast_kernel, vjp=lambda ctx, g: (g, None), save=(),
-                meta=_cast_meta, tags=("copy", "pointwise"))
+                meta=_cast_meta, tags=("copy", "pointwise"),
+                schema="_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor")
 
 
 def _check_memory_format(fmt, opname):
@@ -75,7 +77,8 @@ def contiguous(self, memory_format=None):
 
 # only dispatched for non-contiguous inputs, so ascontiguousarray always copies
 CLONE_CONTIG = register("contiguous", np.ascontiguousarray, meta=_same_meta, tags=("copy",),
-                        vjp=lambda ctx, g: (g,), save=())
+                        vjp=lambda ctx, g: (g,), save=(),
+                        schema="contiguous(Tensor self) -> Tensor")
 
 
 def cast(t, dtype):
@@ -335,7 +338,8 @@ class _ViewOfBase(Node):
 
 
 COPY_ = CopyOp("copy_", _copy_kernel, meta=_copy_meta, vjp=_copy_vjp, save=(),
-               tags=("inplace", "copy"))
+               tags=("inplace", "copy"),
+               schema="copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)")
 REGISTRY["copy_"] = COPY_
 _elementwise.COPY_ = COPY_
 

@@ -145,9 +145,11 @@ def _scalar(v, dtype, opname):
 # ------------------------------------------------------------ full / zeros / ones / empty
 
 FULL = register("full", lambda size, fill_value, dtype: np.full(size, fill_value, dtype.np),
-                tags=("factory",), meta=lambda size, fill_value, dtype: (size, dtype))
+                tags=("factory",), meta=lambda size, fill_value, dtype: (size, dtype),
+                schema="full(SymInt[] size, Scalar fill_value, *, ScalarType dtype) -> Tensor")
 EMPTY = register("empty", lambda size, dtype: np.empty(size, dtype.np), tags=("factory",),
-                 meta=lambda size, dtype: (size, dtype))
+                 meta=lambda size, dtype: (size, dtype),
+                 schema="empty.memory_format(SymInt[] size, *, ScalarType dtype) -> Tensor")
 
 
 def _factory(op, args, device):
@@ -243,7 +245,9 @@ def _arange_kernel(start, step, n, dtype):
 
 
 ARANGE = register("arange", _arange_kernel, tags=("factory",),
-                  meta=lambda start, step, n, dtype: ((n,), dtype))
+                  meta=lambda start, step, n, dtype: ((n,), dtype),
+                  schema="arange.start_step_n(Scalar start, Scalar step, int n, "
+                         "ScalarType dtype) -> Tensor")
 
 
 def _fmt(v):
@@ -305,9 +309,13 @@ def _logspace_kernel(start, end, steps, base, dtype):
 
 
 LINSPACE = register("linspace", _linspace_kernel, tags=("factory",),
-                    meta=lambda start, end, steps, dtype: ((steps,), dtype))
+                    meta=lambda start, end, steps, dtype: ((steps,), dtype),
+                    schema="linspace(Scalar start, Scalar end, int steps, *, "
+                           "ScalarType dtype) -> Tensor")
 LOGSPACE = register("logspace", _logspace_kernel, tags=("factory",),
-                    meta=lambda start, end, steps, base, dtype: ((steps,), dtype))
+                    meta=lambda start, end, steps, base, dtype: ((steps,), dtype),
+                    schema="logspace(Scalar start, Scalar end, int steps, float base=10., *, "
+                           "ScalarType dtype) -> Tensor")
 
 
 def _space_args(opname, start, end, steps, dtype, out):
@@ -352,7 +360,8 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
 
 
 EYE = register("eye", lambda n, m, dtype: np.eye(n, m, dtype=dtype.np), tags=("factory",),
-               meta=lambda n, m, dtype: ((n, m), dtype))
+               meta=lambda n, m, dtype: ((n, m), dtype),
+               schema="eye.m(SymInt n, SymInt m, *, ScalarType dtype) -> Tensor")
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,

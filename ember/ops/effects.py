@@ -56,13 +56,16 @@ def _accumulate_grad(variable, new_grad, how):
 
 ACCUMULATE_GRAD_ = EffectOp("accumulate_grad_", _accumulate_grad, tags=("inplace",),
                             meta=lambda variable, new_grad, how: (variable.shape,
-                                                                  variable.dtype))
+                                                                  variable.dtype),
+                            schema="accumulate_grad_(Tensor(a!) variable, Tensor new_grad, "
+                                   "str how) -> Tensor")
 
 
 # ------------------------------------------------------------------ geometry / storage
 
 DETACH = EffectOp("detach", lambda t: t._detach(), view=True,
-                  meta=lambda t: (tuple(t.shape), t.dtype))
+                  meta=lambda t: (tuple(t.shape), t.dtype),
+                  schema="detach(Tensor(a) self) -> Tensor(a)")
 DETACH.__doc__ = "Tensor.detach() under a mode: an alias with no history, made by an op."
 
 
@@ -74,7 +77,8 @@ def _set(self, source):
 
 
 SET_ = EffectOp("set_", _set, tags=("inplace",), view=True,
-               meta=lambda self, source: (tuple(source.shape), source.dtype))
+               meta=lambda self, source: (tuple(source.shape), source.dtype),
+                schema="set_.source_Tensor(Tensor(a!) self, Tensor source) -> Tensor(a!)")
 
 
 def _resize(self, size):
@@ -94,7 +98,8 @@ def _resize(self, size):
 
 
 RESIZE_ = EffectOp("resize_", _resize, tags=("inplace",),
-                  meta=lambda self, size: (tuple(size), self.dtype))
+                  meta=lambda self, size: (tuple(size), self.dtype),
+                   schema="resize_(Tensor(a!) self, SymInt[] size) -> Tensor(a!)")
 
 
 # ------------------------------------------------------------------ constants
@@ -104,7 +109,8 @@ def _lift_meta(value):
 
 
 LIFT_FRESH_COPY = OpDef("lift_fresh_copy", lambda value: np.array(value, copy=True),
-                        meta=_lift_meta, tags=("factory",))
+                        meta=_lift_meta, tags=("factory",),
+                        schema="lift_fresh_copy(Any value) -> Tensor")
 REGISTRY["lift_fresh_copy"] = LIFT_FRESH_COPY
 LIFT_FRESH_COPY.__doc__ = """ember.tensor(data) under a mode: the constant's value is an
 argument of the call, so a recording holds it and a replay rebuilds it."""
@@ -124,7 +130,9 @@ def _non_finite_check_and_unscale(grads, found_inf, inv_scale):
 
 AMP_UNSCALE_ = EffectOp("_amp_foreach_non_finite_check_and_unscale_",
                         _non_finite_check_and_unscale, tags=("inplace",),
-                        meta=lambda grads, found_inf, inv_scale: ())
+                        meta=lambda grads, found_inf, inv_scale: (),
+                        schema="_amp_foreach_non_finite_check_and_unscale_(Tensor(a!)[] self, "
+                               "Tensor(b!) found_inf, Tensor inv_scale) -> ()")
 
 
 def _update_scale(scale, growth_tracker, found_inf, growth_factor, backoff_factor,
@@ -152,7 +160,11 @@ def _update_scale(scale, growth_tracker, found_inf, growth_factor, backoff_facto
 
 
 AMP_UPDATE_SCALE_ = EffectOp("_amp_update_scale_", _update_scale, tags=("inplace",),
-                             meta=lambda scale, *rest: (tuple(scale.shape), scale.dtype))
+                             meta=lambda scale, *rest: (tuple(scale.shape), scale.dtype),
+                             schema="_amp_update_scale_(Tensor(a!) self, "
+                                    "Tensor(b!) growth_tracker, Tensor found_inf, "
+                                    "float scale_growth_factor, float scale_backoff_factor, "
+                                    "int growth_interval) -> Tensor(a!)")
 
 
 def _amp_foreach_non_finite_check_and_unscale_(self, found_inf, inv_scale):

@@ -69,7 +69,9 @@ def _emb_vjp(ctx, g):
 
 
 EMBEDDING = register("embedding", _emb_kernel, meta=_emb_meta, vjp=_emb_vjp, tags=("gather",),
-                     save=(1,))
+                     save=(1,),
+                     schema="embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, "
+                            "bool scale_grad_by_freq=False, bool sparse=False) -> Tensor")
 
 
 def _row_sums(rows, idx, n):
@@ -118,7 +120,10 @@ def _emb_bw_vjp(ctx, gg):
 
 
 EMBEDDING_BACKWARD = register("embedding_dense_backward", _emb_bw_kernel, meta=_emb_bw_meta,
-                              vjp=_emb_bw_vjp, tags=("scatter",), save=(1,))
+                              vjp=_emb_bw_vjp, tags=("scatter",), save=(1,),
+                              schema="embedding_dense_backward(Tensor grad_output, "
+                                     "Tensor indices, SymInt num_weights, SymInt padding_idx, "
+                                     "bool scale_grad_by_freq) -> Tensor")
 
 
 def embedding(weight, input, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
@@ -275,7 +280,12 @@ def _bag_freq(indices, num):
 
 EMBEDDING_BAG = register("_embedding_bag", _bag_kernel, meta=_bag_meta, vjp=_bag_vjp,
                          tags=("gather",), save=(0, 1, 6), save_out=True,
-                         nondiff_outputs=(1, 2, 3))
+                         nondiff_outputs=(1, 2, 3),
+                         schema="_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, "
+                                "bool scale_grad_by_freq=False, int mode=0, bool sparse=False, "
+                                "Tensor? per_sample_weights=None, "
+                                "bool include_last_offset=False, "
+                                "int? padding_idx=None) -> (Tensor, Tensor, Tensor, Tensor)")
 
 
 def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,

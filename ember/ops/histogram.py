@@ -52,7 +52,9 @@ def _bincount_meta(a, weights, minlength):
 
 
 BINCOUNT = register("bincount", _bincount_kernel, meta=_bincount_meta,
-                    tags=("dynamic_output_shape",))
+                    tags=("dynamic_output_shape",),
+                    schema="bincount(Tensor self, Tensor? weights=None, "
+                           "SymInt minlength=0) -> Tensor")
 
 
 def bincount(input, weights=None, minlength=0):
@@ -130,7 +132,8 @@ def _histc_meta(a, bins, min, max):
     return (bins,), a.dtype
 
 
-HISTC = register("histc", _histc_kernel, meta=_histc_meta, check=True, tags=("reduction",))
+HISTC = register("histc", _histc_kernel, meta=_histc_meta, check=True, tags=("reduction",),
+                 schema="histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor")
 
 
 def histc(input, bins=100, min=0, max=0, *, out=None):
@@ -223,7 +226,10 @@ def _histogram_meta(a, bins, range, weight, density):
 
 
 HISTOGRAM = register("histogram", _histogram_kernel, meta=_histogram_meta, check=True,
-                     tags=("reduction",))
+                     tags=("reduction",),
+                     schema="histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, "
+                            "Tensor? weight=None, bool density=False) -> (Tensor hist, "
+                            "Tensor bin_edges)")
 
 
 def histogram(input, bins, *, range=None, weight=None, density=False, out=None):

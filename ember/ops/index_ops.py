@@ -269,7 +269,9 @@ def _index_copy_vjp(ctx, g):
 # dtype check included, on the cast inputs
 INDEX_COPY = register("index_copy", _index_copy_kernel, meta=_index_copy_meta, save=(1, 2),
                       vjp=_index_copy_vjp, tags=("scatter", "nondeterministic"), check=True,
-                      amp_policy="promote")
+                      amp_policy="promote",
+                      schema="index_copy(Tensor self, int dim, Tensor index, "
+                             "Tensor source) -> Tensor")
 
 
 def index_copy(input, dim, index, source, *, out=None):
@@ -378,7 +380,9 @@ def _prod_grads(g, self, src, res, pick, spread, redo):
 
 INDEX_REDUCE = register("index_reduce", _index_reduce_kernel, meta=_index_reduce_meta,
                         save=None, save_out=True, vjp=_index_reduce_vjp,
-                        tags=("scatter", "nondeterministic"))
+                        tags=("scatter", "nondeterministic"),
+                        schema="index_reduce(Tensor self, int dim, Tensor index, Tensor source, "
+                               "str reduce, *, bool include_self=True) -> Tensor")
 
 
 def _index_reduce(input, d, index, source, reduce, include_self):
@@ -465,7 +469,9 @@ def _head(src, index):
 
 SCATTER_REDUCE = register("scatter_reduce", _scatter_reduce_kernel, meta=_scatter_reduce_meta,
                           save=None, save_out=True, vjp=_scatter_reduce_vjp,
-                          tags=("scatter", "nondeterministic"))
+                          tags=("scatter", "nondeterministic"),
+                          schema="scatter_reduce.two(Tensor self, int dim, Tensor index, "
+                                 "Tensor src, str reduce, *, bool include_self=True) -> Tensor")
 
 
 def _scatter_reduce(input, d, index, src, reduce, include_self):
@@ -633,7 +639,8 @@ def _trace_vjp(ctx, g):
 
 
 TRACE = register("trace", _trace_kernel, meta=_trace_meta, save=(), vjp=_trace_vjp,
-                 check=True, tags=("reduction",), amp_policy="fp32")
+                 check=True, tags=("reduction",), amp_policy="fp32",
+                 schema="trace(Tensor self) -> Tensor")
 
 
 def trace(input):
@@ -728,7 +735,9 @@ def _cdist_vjp(ctx, g):
 # checks see the autocast-cast inputs
 CDIST = register("cdist", _cdist_kernel, meta=_cdist_meta, save=(0, 1), check=True,
                  save_out=True, vjp=_cdist_vjp, decomp=_cdist_decomp, tags=("reduction",),
-                 amp_policy="fp32")
+                 amp_policy="fp32",
+                 schema="_cdist_forward(Tensor x1, Tensor x2, float p, "
+                        "int? compute_mode) -> Tensor")
 
 
 def _check_cdist(x1, x2, p):

@@ -92,7 +92,8 @@ def _index_vjp(ctx, g):
 
 
 INDEX = register("index", _index_kernel, meta=_index_meta, save=(1,), vjp=_index_vjp,
-                 tags=("gather",))
+                 tags=("gather",),
+                 schema="index.Tensor(Tensor self, Tensor?[] indices, int[] dims) -> Tensor")
 
 
 def _index_put_kernel(a, indices, dims, values, accumulate):
@@ -135,7 +136,9 @@ def _index_put_vjp(ctx, g):
 
 
 INDEX_PUT = register("index_put", _index_put_kernel, meta=_index_put_meta, save=(1,),
-                     vjp=_index_put_vjp, tags=("scatter", "nondeterministic"))
+                     vjp=_index_put_vjp, tags=("scatter", "nondeterministic"),
+                     schema="index_put(Tensor self, Tensor?[] indices, int[] dims, "
+                            "Tensor values, bool accumulate=False) -> Tensor")
 
 _INDEX_DTYPES = (D.int64, D.int32, D.uint8, D.bool)
 _BAD_INDEX = "tensors used as indices must be long, int, byte or bool tensors"
@@ -426,7 +429,9 @@ def _gather_meta(self, dim, index, sparse_grad=False):
 
 
 GATHER = register("gather", _gather_kernel, save=(1, 2), vjp=_gather_vjp, meta=_gather_meta,
-                  tags=("gather",))
+                  tags=("gather",),
+                  schema="gather(Tensor self, int dim, Tensor index, *, "
+                         "bool sparse_grad=False) -> Tensor")
 
 
 def _check_gather_like(opname, self, dim, index, src=None):
@@ -530,11 +535,15 @@ def _scatter_meta(opname):
 
 
 SCATTER = register("scatter", _scatter_kernel, save=(1, 2, 4), vjp=_scatter_vjp,
-                   meta=_scatter_meta("scatter"), tags=("scatter", "nondeterministic"))
+                   meta=_scatter_meta("scatter"), tags=("scatter", "nondeterministic"),
+                   schema="scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, "
+                          "str? reduce=None) -> Tensor")
 SCATTER_ADD = register("scatter_add", lambda a, dim, index, src: _scatter_kernel(
     a, dim, index, src, "add"), save=(1, 2), meta=_scatter_meta("scatter_add"),
     tags=("scatter", "nondeterministic"),
-    vjp=lambda ctx, g: (g, None, None, _src_grad(ctx, g)))
+    vjp=lambda ctx, g: (g, None, None, _src_grad(ctx, g)),
+                       schema="scatter_add(Tensor self, int dim, Tensor index, "
+                              "Tensor src) -> Tensor")
 
 _REDUCE_MODES = {None: None, "add": "add", "multiply": "multiply"}
 
@@ -604,7 +613,8 @@ def _index_select_meta(self, dim, index):
 
 
 INDEX_SELECT = register("index_select", _index_select_kernel, save=(1, 2), vjp=_index_select_vjp,
-                        meta=_index_select_meta, tags=("gather",))
+                        meta=_index_select_meta, tags=("gather",),
+                        schema="index_select(Tensor self, int dim, Tensor index) -> Tensor")
 
 
 def _check_index_vector(opname, index, long_only=False):
@@ -657,7 +667,9 @@ def _index_add_meta(self, dim, index, source, alpha=1):
 
 
 INDEX_ADD = register("index_add", _index_add_kernel, save=(1, 2, 4), vjp=_index_add_vjp,
-                     meta=_index_add_meta, tags=("scatter", "nondeterministic"))
+                     meta=_index_add_meta, tags=("scatter", "nondeterministic"),
+                     schema="index_add(Tensor self, int dim, Tensor index, Tensor source, *, "
+                            "Scalar alpha=1) -> Tensor")
 
 
 def _check_index_add(self, dim, index, source):
@@ -716,7 +728,9 @@ def _check_index_fill(index, value):
 
 
 INDEX_FILL = register("index_fill", _index_fill_kernel, save=(1, 2), vjp=_index_fill_vjp,
-                      meta=_index_fill_meta, tags=("scatter",))
+                      meta=_index_fill_meta, tags=("scatter",),
+                      schema="index_fill.int_Tensor(Tensor self, int dim, Tensor index, "
+                             "Tensor value) -> Tensor")
 
 
 def index_fill(input, dim, index, value):
@@ -776,7 +790,9 @@ def _masked_fill_meta(input, mask, value):
 
 
 MASKED_FILL = register("masked_fill", _masked_fill_kernel, save=(1,), vjp=_masked_fill_vjp,
-                       meta=_masked_fill_meta, tags=("pointwise",))
+                       meta=_masked_fill_meta, tags=("pointwise",),
+                       schema="masked_fill.Tensor(Tensor self, Tensor mask, "
+                              "Tensor value) -> Tensor")
 
 
 def _check_mask_fill(mask, value):
@@ -839,7 +855,8 @@ def _masked_select_meta(input, mask):
 
 MASKED_SELECT = register("masked_select", _masked_select_kernel, save=(1,),
                          vjp=_masked_select_vjp, meta=_masked_select_meta,
-                         tags=("gather", "dynamic_output_shape"))
+                         tags=("gather", "dynamic_output_shape"),
+                         schema="masked_select(Tensor self, Tensor mask) -> Tensor")
 
 
 def masked_select(input, mask, *, out=None):
@@ -891,7 +908,9 @@ def _masked_scatter_meta(input, mask, source):
 
 
 MASKED_SCATTER = register("masked_scatter", _masked_scatter_kernel, save=(1,),
-                          vjp=_masked_scatter_vjp, meta=_masked_scatter_meta, tags=("scatter",))
+                          vjp=_masked_scatter_vjp, meta=_masked_scatter_meta, tags=("scatter",),
+                          schema="masked_scatter(Tensor self, Tensor mask, "
+                                 "Tensor source) -> Tensor")
 
 
 def masked_scatter(input, mask, source):
@@ -923,7 +942,8 @@ def _where_vjp(ctx, g):
 
 
 WHERE = pointwise("where", lambda c, a, b: np.where(c, a, b), 3, DEFAULT, vjp=_where_vjp,
-                  save=(0,))
+                  save=(0,),
+                  schema="where.self(Tensor condition, Tensor self, Tensor other) -> Tensor")
 
 
 def where(condition, input=None, other=None, *, out=None):
@@ -955,10 +975,12 @@ def _nonzero_numpy_meta(a):
 
 
 NONZERO = register("nonzero", lambda a: np.argwhere(a).astype(np.int64), meta=_nonzero_meta,
-                   tags=("dynamic_output_shape",))
+                   tags=("dynamic_output_shape",),
+                   schema="nonzero(Tensor self) -> Tensor")
 NONZERO_NUMPY = register("nonzero_numpy",
                          lambda a: tuple(i.astype(np.int64) for i in np.nonzero(np.atleast_1d(a))),
-                         meta=_nonzero_numpy_meta, tags=("dynamic_output_shape",))
+                         meta=_nonzero_numpy_meta, tags=("dynamic_output_shape",),
+                         schema="nonzero_numpy(Tensor self) -> Tensor[]")
 
 
 def nonzero(input, *, out=None, as_tuple=False):

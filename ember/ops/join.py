@@ -59,7 +59,8 @@ def _cat_meta(tensors, dim):
 
 
 CAT = register("cat", _cat_kernel, save=(1,), vjp=_cat_vjp, meta=_cat_meta, tags=("shape",),
-               amp_policy="promote")
+               amp_policy="promote",
+               schema="cat(Tensor[] tensors, int dim=0) -> Tensor")
 
 
 def _cat_check(tensors, dim):
@@ -134,7 +135,8 @@ def _stack_meta(tensors, dim):
 
 
 STACK = register("stack", _stack_kernel, save=(1,), meta=_stack_meta, tags=("shape",),
-                 amp_policy="promote", vjp=lambda ctx, g: (list(unbind(g, ctx.args[1])), None))
+                 amp_policy="promote", vjp=lambda ctx, g: (list(unbind(g, ctx.args[1])), None),
+                 schema="stack(Tensor[] tensors, int dim=0) -> Tensor")
 
 
 def stack(tensors, dim=0, *, out=None):

@@ -39,9 +39,10 @@ def _is_meta(t):
     return t._backend == "meta"
 
 
-def _composite(name, decomp, save=None):
+def _composite(name, decomp, save=None, schema=None):
     return register(name, decomp_kernel(decomp), meta=decomp_meta(decomp),
-                    vjp=decomp_vjp(decomp), decomp=decomp, save=save, amp_policy="fp32")
+                    vjp=decomp_vjp(decomp), decomp=decomp, save=save, amp_policy="fp32",
+                    schema=schema)
 
 
 # ------------------------------------------------------------ pointwise losses
@@ -221,6 +222,38 @@ def _multilabel_margin(x, t, reduction):
     return _reduce(loss.reshape(()) if x.dim() == 1 else loss, reduction)
 
 
+# the composite losses' schemas (aten's; reduction is its enum: 0 none, 1 mean, 2 sum)
+_LOSS_SCHEMAS = {
+    "l1_loss": "l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
+    "mse_loss": "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
+    "huber_loss": "huber_loss(Tensor self, Tensor target, int reduction=1, "
+                  "float delta=1.) -> Tensor",
+    "smooth_l1_loss": "smooth_l1_loss(Tensor self, Tensor target, int reduction=1, "
+                      "float beta=1.) -> Tensor",
+    "soft_margin_loss": "soft_margin_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
+    "binary_cross_entropy_with_logits": "binary_cross_entropy_with_logits(Tensor self, "
+                                        "Tensor target, Tensor? weight=None, "
+                                        "Tensor? pos_weight=None, int reduction=1) -> Tensor",
+    "kl_div": "kl_div(Tensor self, Tensor target, int reduction=1, *, "
+              "bool log_target=False) -> Tensor",
+    "poisson_nll_loss": "poisson_nll_loss(Tensor input, Tensor target, bool log_input, "
+                        "bool full, float eps, int reduction) -> Tensor",
+    "margin_ranking_loss": "margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, "
+                           "float margin=0., int reduction=1) -> Tensor",
+    "hinge_embedding_loss": "hinge_embedding_loss(Tensor self, Tensor target, float margin=1., "
+                            "int reduction=1) -> Tensor",
+    "cosine_embedding_loss": "cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, "
+                             "float margin=0., int reduction=1) -> Tensor",
+    "triplet_margin_loss": "triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, "
+                           "float margin=1., float p=2., float eps=1e-06, bool swap=False, "
+                           "int reduction=1) -> Tensor",
+    "multi_margin_loss": "multi_margin_loss(Tensor self, Tensor target, Scalar p=1, "
+                         "Scalar margin=1, Tensor? weight=None, int reduction=1) -> Tensor",
+    "multilabel_margin_loss": "multilabel_margin_loss(Tensor self, Tensor target, "
+                              "int reduction=1) -> Tensor",
+}
+
+
 for _name, _fn in (("l1_loss", _l1), ("mse_loss", _mse), ("huber_loss", _huber),
                    ("smooth_l1_loss", _smooth_l1), ("soft_margin_loss", _soft_margin),
                    ("binary_cross_entropy_with_logits", _bce_logits), ("kl_div", _kl_div),
@@ -231,7 +264,7 @@ for _name, _fn in (("l1_loss", _l1), ("mse_loss", _mse), ("huber_loss", _huber),
                    ("triplet_margin_loss", _triplet_margin),
                    ("multi_margin_loss", _multi_margin),
                    ("multilabel_margin_loss", _multilabel_margin)):
-    _composite(_name, _fn)
+    _composite(_name, _fn, schema=_LOSS_SCHEMAS[_name])
 
 
 # ---------------------------------------------------------- binary_cross_entropy
@@ -301,7 +334,9 @@ def _bce_vjp(ctx, g):
 
 
 BCE = register("binary_cross_entropy", _bce_kernel, meta=_bce_meta, vjp=_bce_vjp,
-               decomp=_bce_decomp, amp_policy="fp32", check=True)
+               decomp=_bce_decomp, amp_policy="fp32", check=True,
+               schema="binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, "
+                      "int reduction=1) -> Tensor")
 
 
 # ------------------------------------------------------------------- nll_loss
@@ -411,7 +446,9 @@ def _nll_vjp(ctx, g):
 
 
 NLL_LOSS = register("nll_loss", _nll_kernel, meta=_nll_meta, vjp=_nll_vjp, decomp=_nll_decomp,
-                    save=(1, 2), amp_policy="fp32", check=True, tags=("gather",))
+                    save=(1, 2), amp_policy="fp32", check=True, tags=("gather",),
+                    schema="nll_loss(Tensor self, Tensor target, Tensor? weight=None, "
+                           "int reduction=1, SymInt ignore_index=-100) -> Tensor")
 
 
 # ----------------------------------------------------------------- cross_entropy
@@ -478,7 +515,10 @@ def _ce_smoothing(lsm, t, w, reduction, ignore_index, ls, cdim, nll):
     return (1 - ls) * nll + ret * (ls / c)
 
 
-CROSS_ENTROPY = _composite("cross_entropy_loss", _cross_entropy)
+CROSS_ENTROPY = _composite("cross_entropy_loss", _cross_entropy,
+                           schema="cross_entropy_loss(Tensor self, Tensor target, "
+                                  "Tensor? weight=None, int reduction=1, "
+                                  "SymInt ignore_index=-100, float label_smoothing=0.) -> Tensor")
 
 
 # ------------------------------------------------------------------------- CTC
@@ -597,7 +637,10 @@ def _ctc_vjp(ctx, g, _galpha=None):
 
 CTC = register("_ctc_loss", _ctc_kernel, meta=_ctc_meta, vjp=_ctc_vjp, save_out=True,
                nondiff_outputs=(1,), amp_policy="fp32", check=True,
-               tags=("gather", "reduction"))
+               tags=("gather", "reduction"),
+               schema="_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, "
+                      "int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, "
+                      "Tensor)")
 
 
 def _ctc_backward_kernel(g, lp, targets, il, tl, nll, alpha, blank, zero_infinity):
@@ -646,4 +689,8 @@ def _ctc_backward_meta(g, lp, targets, il, tl, nll, alpha, blank, zero_infinity)
 
 
 CTC_BACKWARD = register("_ctc_loss_backward", _ctc_backward_kernel, meta=_ctc_backward_meta,
-                        tags=("scatter",))
+                        tags=("scatter",),
+                        schema="_ctc_loss_backward(Tensor grad, Tensor log_probs, "
+                               "Tensor targets, int[] input_lengths, int[] target_lengths, "
+                               "Tensor neg_log_likelihood, Tensor log_alpha, int blank, "
+                               "bool zero_infinity=False) -> Tensor")

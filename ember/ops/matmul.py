@@ -113,7 +113,8 @@ def _via_matmul(a, b):
 
 
 MM = register("mm", _mm_kernel, meta=_mm_meta, vjp=_mm_vjp, decomp=_via_matmul,
-              tags=("linalg",), amp_policy="lower_precision")
+              tags=("linalg",), amp_policy="lower_precision",
+              schema="mm(Tensor self, Tensor mat2) -> Tensor")
 
 
 def mm(input, mat2, *, out=None):
@@ -160,7 +161,8 @@ def _bmm_meta(a, b):
 
 
 BMM = register("bmm", _bmm_kernel, meta=_bmm_meta, vjp=_bmm_vjp, decomp=_via_matmul,
-               tags=("linalg",), amp_policy="lower_precision")
+               tags=("linalg",), amp_policy="lower_precision",
+               schema="bmm(Tensor self, Tensor mat2) -> Tensor")
 
 
 def bmm(input, mat2, *, out=None):
@@ -197,7 +199,8 @@ def _mv_meta(m, v):
 
 
 MV = register("mv", _mv_kernel, meta=_mv_meta, vjp=_mv_vjp, decomp=_via_matmul,
-              tags=("linalg",))
+              tags=("linalg",),
+              schema="mv(Tensor self, Tensor vec) -> Tensor")
 
 
 def mv(input, vec, *, out=None):
@@ -233,7 +236,8 @@ def _dot_meta(a, b):
 
 
 DOT = register("dot", _dot_kernel, meta=_dot_meta, vjp=_dot_vjp, decomp=_via_matmul,
-               tags=("linalg",))
+               tags=("linalg",),
+               schema="dot(Tensor self, Tensor tensor) -> Tensor")
 
 
 def dot(input, tensor, *, out=None):
@@ -320,7 +324,8 @@ def _fold(t):
 
 
 MATMUL = register("matmul", _matmul_kernel, meta=_matmul_meta, vjp=_matmul_vjp,
-                  tags=("linalg",), amp_policy="lower_precision")
+                  tags=("linalg",), amp_policy="lower_precision",
+                  schema="matmul(Tensor self, Tensor other) -> Tensor")
 
 
 def matmul(input, other, *, out=None):
@@ -641,21 +646,31 @@ def _addr_decomp(inp, v1, v2, beta=1, alpha=1):
 
 _LP = "lower_precision"       # PyTorch's AutocastCPU list has addmm, addbmm, baddbmm
 ADDMM = register("addmm", _addmm_kernel, meta=_meta_of(_addmm_check), vjp=_addmm_vjp,
-                 save=(1, 2), decomp=_addmm_decomp, tags=("linalg",), amp_policy=_LP)
+                 save=(1, 2), decomp=_addmm_decomp, tags=("linalg",), amp_policy=_LP,
+                 schema="addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, "
+                        "Scalar alpha=1) -> Tensor")
 ADDMV = register("addmv", _addmv_kernel, meta=_meta_of(_addmv_check), vjp=_addmv_vjp,
-                 save=(1, 2), decomp=_addmv_decomp, tags=("linalg",))
+                 save=(1, 2), decomp=_addmv_decomp, tags=("linalg",),
+                 schema="addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, "
+                        "Scalar alpha=1) -> Tensor")
 ADDBMM = register("addbmm", _addbmm_kernel,
                   meta=lambda i, a, b, beta=1, alpha=1: _meta_of(_addbmm_check)(
                       i, a, b, beta, alpha, False),
                   vjp=_addbmm_vjp, save=(1, 2), decomp=_addbmm_decomp, tags=("linalg",),
-                  amp_policy=_LP)
+                  amp_policy=_LP,
+                  schema="addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, "
+                         "Scalar alpha=1) -> Tensor")
 BADDBMM = register("baddbmm", _baddbmm_kernel,
                    meta=lambda i, a, b, beta=1, alpha=1: _meta_of(_addbmm_check)(
                        i, a, b, beta, alpha, True),
                    vjp=_baddbmm_vjp, save=(1, 2), decomp=_baddbmm_decomp, tags=("linalg",),
-                   amp_policy=_LP)
+                   amp_policy=_LP,
+                   schema="baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, "
+                          "Scalar alpha=1) -> Tensor")
 ADDR = register("addr", _addr_kernel, meta=_addr_meta, vjp=_addr_vjp, save=(1, 2),
-                decomp=_addr_decomp, tags=("linalg",))
+                decomp=_addr_decomp, tags=("linalg",),
+                schema="addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, "
+                       "Scalar alpha=1) -> Tensor")
 
 
 def _fused_public(op):

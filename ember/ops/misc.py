@@ -44,7 +44,8 @@ def _fill_vjp(ctx, g):
 
 
 FILL = register("fill", _fill_kernel, meta=_fill_meta, vjp=_fill_vjp, check=True,
-                save=(1,), tags=("pointwise",))
+                save=(1,), tags=("pointwise",),
+                schema="fill.Tensor(Tensor self, Tensor value) -> Tensor")
 
 
 def fill(input, value):

@@ -160,7 +160,10 @@ def _bn_vjp(ctx, g):
 
 
 BATCH_NORM = register("batch_norm", _bn_kernel, meta=_bn_meta, vjp=_bn_vjp, decomp=_bn_decomp,
-                      save=(0, 1, 3, 4))
+                      save=(0, 1, 3, 4),
+                      schema="batch_norm(Tensor input, Tensor? weight, Tensor? bias, "
+                             "Tensor? running_mean, Tensor? running_var, bool training, "
+                             "float momentum, float eps) -> Tensor")
 
 
 def _update_running_stats(input, running_mean, running_var, momentum):
@@ -316,7 +319,9 @@ def _ln_vjp(ctx, g):
 
 
 LAYER_NORM = register("layer_norm", _ln_kernel, meta=_ln_meta, vjp=_ln_vjp, decomp=_ln_decomp,
-                      save=(0, 2))
+                      save=(0, 2),
+                      schema="layer_norm(Tensor input, SymInt[] normalized_shape, "
+                             "Tensor? weight=None, Tensor? bias=None, float eps=1e-05) -> Tensor")
 
 
 def _shape_list(normalized_shape, fn):

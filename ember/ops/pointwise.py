@@ -43,6 +43,7 @@ def _public(op, name=None, method=True, inplace_method=True, arity=None):
 # ------------------------------------------------------------------------ unary
 
 def _unary(name, kernel, vjp, promotion=INT_TO_FLOAT, save_out=False, allowed=None, **kw):
+    kw.setdefault("schema", f"{name}(Tensor self) -> Tensor")
     op = pointwise(name, kernel, 1, promotion, vjp=vjp, save=() if save_out else None,
                    save_out=save_out, allowed=allowed, **kw)
     _public(op)
@@ -100,7 +101,9 @@ def _threshold_backward_vjp(ctx, gg):
 THRESHOLD_BACKWARD = register(
     "threshold_backward", lambda g, out, threshold: np.where(out > threshold, g, 0).astype(g.dtype),
     meta=lambda g, out, threshold: (tuple(g.shape), g.dtype), vjp=_threshold_backward_vjp,
-    save=(1, 2), tags=("pointwise",))
+    save=(1, 2), tags=("pointwise",),
+                              schema="threshold_backward(Tensor grad_output, Tensor self, "
+                                     "Scalar threshold) -> Tensor")
 _unary("sign", lambda a: np.sign(a) if a.dtype.kind != "b" else a.copy(),
        lambda ctx, g: (g * 0,), DEFAULT, allowed=NOT_COMPLEX)
 
@@ -155,10 +158,13 @@ def _sub_kernel(a, b, alpha=1):
 
 
 ADD = _binary("add", _add_kernel, lambda ctx, g: (g, g if ctx.args[2] == 1 else
-                                                  g * _conj(ctx.args[2]), None), save=())
+                                                  g * _conj(ctx.args[2]), None), save=(),
+              schema="add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
 SUB = _binary("sub", _sub_kernel, lambda ctx, g: (g, -g if ctx.args[2] == 1 else
-                                                  g * (-_conj(ctx.args[2])), None), save=())
-MUL = _binary("mul", np.multiply, lambda ctx, g: _mul_vjp(ctx, g))
+                                                  g * (-_conj(ctx.args[2])), None), save=(),
+              schema="sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+MUL = _binary("mul", np.multiply, lambda ctx, g: _mul_vjp(ctx, g),
+              schema="mul.Tensor(Tensor self, Tensor other) -> Tensor")
 MUL.self_grad_uses_self = False
 
 
@@ -210,9 +216,12 @@ def _div_vjp(ctx, g):
     return ga, gb, None
 
 
-DIV = _binary("div", _div_kernel, _div_vjp, INT_TO_FLOAT)
+DIV = _binary("div", _div_kernel, _div_vjp, INT_TO_FLOAT,
+              schema="div.Tensor(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor")
 DIV.self_grad_uses_self = False
-DIV_ROUND = _binary("div_rounding", _div_kernel, _div_vjp, DEFAULT, allowed=NOT_COMPLEX)
+DIV_ROUND = _binary("div_rounding", _div_kernel, _div_vjp, DEFAULT, allowed=NOT_COMPLEX,
+                    schema="div.Tensor_mode(Tensor self, Tensor other, *, "
+                           "str? rounding_mode) -> Tensor")
 
 
 def _floor_divide(a, b):
@@ -229,7 +238,8 @@ def _not_implemented_vjp(name):
 
 
 FLOOR_DIVIDE = _binary("floor_divide", _floor_divide, _not_implemented_vjp("floor_divide"),
-                       DEFAULT, allowed={1, 2}, save=())       # no bool, as PyTorch
+                       DEFAULT, allowed={1, 2}, save=(),      # no bool, as PyTorch
+                       schema="floor_divide(Tensor self, Tensor other) -> Tensor")
 
 
 def _remainder(a, b):
@@ -240,7 +250,8 @@ def _remainder(a, b):
 
 REMAINDER = _binary("remainder", _remainder,
                     lambda ctx, g: (g, -g * ctx.args[0].div(ctx.args[1], rounding_mode="floor")
-                                    if ctx.needs_input_grad[1] else None), allowed={1, 2})
+                                    if ctx.needs_input_grad[1] else None), allowed={1, 2},
+                    schema="remainder.Tensor(Tensor self, Tensor other) -> Tensor")
 
 
 def _pow_kernel(a, b):
@@ -283,7 +294,8 @@ def _pow_vjp(ctx, g):
     return ga, gb
 
 
-POW = _binary("pow", _pow_kernel, _pow_vjp)
+POW = _binary("pow", _pow_kernel, _pow_vjp,
+              schema="pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor")
 
 
 def _maximum_vjp(ctx, g, pick):
@@ -296,21 +308,25 @@ def _maximum_vjp(ctx, g, pick):
 
 
 MAXIMUM = _binary("maximum", np.maximum, lambda ctx, g: _maximum_vjp(ctx, g, lambda a, b: a > b),
-                  allowed=NOT_COMPLEX)
+                  allowed=NOT_COMPLEX,
+                  schema="maximum(Tensor self, Tensor other) -> Tensor")
 MINIMUM = _binary("minimum", np.minimum, lambda ctx, g: _maximum_vjp(ctx, g, lambda a, b: a < b),
-                  allowed=NOT_COMPLEX)
+                  allowed=NOT_COMPLEX,
+                  schema="minimum(Tensor self, Tensor other) -> Tensor")
 
 _CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
         "gt": np.greater, "ge": np.greater_equal}
 for _n, _k in _CMP.items():
     _public(_binary(_n, _k, None, ALWAYS_BOOL, allowed=None if _n in ("eq", "ne") else
-                    NOT_COMPLEX))
+                    NOT_COMPLEX, schema=f"{_n}.Tensor(Tensor self, Tensor other) -> Tensor"))
 for _n, _k in {"logical_and": np.logical_and, "logical_or": np.logical_or,
                "logical_xor": np.logical_xor}.items():
-    _public(_binary(_n, _k, None, ALWAYS_BOOL))
+    _public(_binary(_n, _k, None, ALWAYS_BOOL,
+                    schema=f"{_n}(Tensor self, Tensor other) -> Tensor"))
 for _n, _k in {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
                "bitwise_xor": np.bitwise_xor}.items():
-    _public(_binary(_n, _k, None, DEFAULT, allowed=INTEGRAL))
+    _public(_binary(_n, _k, None, DEFAULT, allowed=INTEGRAL,
+                    schema=f"{_n}.Tensor(Tensor self, Tensor other) -> Tensor"))
 for _op in (MUL, MAXIMUM, MINIMUM, FLOOR_DIVIDE, REMAINDER):
     _public(_op)
 for _alias, _target in {"greater": "gt", "greater_equal": "ge", "less": "lt",

@@ -162,6 +162,7 @@ def alias(new, old):
 def unary(name, kernel, vjp, promotion=INT_TO_FLOAT, allowed=ALL, save_out=False,
           inplace_method=True, **kw):
     kw.setdefault("save", () if save_out else None)
+    kw.setdefault("schema", f"{name}(Tensor self) -> Tensor")
     op = register_math(name, kernel, 1, promotion, vjp=vjp, allowed=allowed, save_out=save_out,
                        **kw)
     expose(op, name, inplace_method=inplace_method)
@@ -187,6 +188,7 @@ def _no_inplace_grad(name):
     backward raises is what the in-place method records."""
     base = REGISTRY[name]
     twin = register_math(name + "_", base.kernels["cpu"], 1, INT_TO_FLOAT, save=(),
+                         schema=f"{name}_(Tensor self) -> Tensor",
                          vjp=lambda ctx, g: _not_implemented(f"inplace version of {name}")())
     setattr(Tensor, name + "_", lambda self: inplace(twin, self, (self,)))
 
@@ -270,7 +272,8 @@ def _round_args(input, *, decimals=None):
 
 
 ROUND = register_math("round", _round_kernel, 1, DEFAULT, vjp=_zero_grad, allowed=REAL_NUMBERS,
-                      check=_round_check, save=())
+                      check=_round_check, save=(),
+                      schema="round.decimals(Tensor self, *, int? decimals=None) -> Tensor")
 expose(ROUND, "round", _round_args)
 # also the vjps of the rounding ops above read nothing
 for _n in ("ceil", "trunc"):
@@ -303,7 +306,9 @@ def _nan_to_num_args(input, nan=0.0, posinf=None, neginf=None):
 
 
 NAN_TO_NUM = _NanToNum("nan_to_num", _nan_to_num_kernel, 1, DEFAULT,
-                       vjp=lambda ctx, g: (g * _x(ctx).isfinite(), None, None, None))
+                       vjp=lambda ctx, g: (g * _x(ctx).isfinite(), None, None, None),
+                       schema="nan_to_num(Tensor self, float nan=0., float? posinf=None, "
+                              "float? neginf=None) -> Tensor")
 REGISTRY["nan_to_num"] = NAN_TO_NUM
 expose(NAN_TO_NUM, "nan_to_num", _nan_to_num_args)
 
@@ -327,7 +332,8 @@ def _logit_args(input, eps=None):
 
 
 LOGIT = register_math("logit", _logit_kernel, 1, INT_TO_FLOAT, vjp=_logit_vjp,
-                      allowed=NOT_COMPLEX)
+                      allowed=NOT_COMPLEX,
+                      schema="logit(Tensor self, float? eps=None) -> Tensor")
 expose(LOGIT, "logit", _logit_args)
 
 
@@ -344,7 +350,8 @@ def _polygamma_check(op, args):
 # while the public function keeps PyTorch's polygamma(n, input).
 POLYGAMMA = register_math("polygamma", _polygamma_kernel, 1, INT_TO_FLOAT, allowed=NOT_COMPLEX,
                           check=_polygamma_check,
-                          vjp=lambda ctx, g: (g * polygamma(ctx.args[1] + 1, _x(ctx)), None))
+                          vjp=lambda ctx, g: (g * polygamma(ctx.args[1] + 1, _x(ctx)), None),
+                          schema="polygamma(Tensor self, int n) -> Tensor")
 
 
 def polygamma(n, input, *, out=None):
@@ -476,7 +483,8 @@ def _fmod_vjp(ctx, g):
     return (g if na else None, -g * a.div(b, rounding_mode="trunc") if nb else None)
 
 
-binary("fmod", _fmod, _fmod_vjp, DEFAULT, REAL_NUMBERS, tensor_args=("input", None))
+binary("fmod", _fmod, _fmod_vjp, DEFAULT, REAL_NUMBERS, tensor_args=("input", None),
+       schema="fmod.Tensor(Tensor self, Tensor other) -> Tensor")
 
 
 def _atan2_vjp(ctx, g):
@@ -485,7 +493,8 @@ def _atan2_vjp(ctx, g):
     return g * b / r, -g * a / r
 
 
-binary("atan2", np.arctan2, _atan2_vjp, INT_TO_FLOAT, NOT_COMPLEX)
+binary("atan2", np.arctan2, _atan2_vjp, INT_TO_FLOAT, NOT_COMPLEX,
+       schema="atan2(Tensor self, Tensor other) -> Tensor")
 
 
 def _hypot_vjp(ctx, g):
@@ -493,7 +502,8 @@ def _hypot_vjp(ctx, g):
     return g * a / ctx.out, g * b / ctx.out
 
 
-binary("hypot", np.hypot, _hypot_vjp, DEFAULT, FLOATS, save_out=True)
+binary("hypot", np.hypot, _hypot_vjp, DEFAULT, FLOATS, save_out=True,
+       schema="hypot(Tensor self, Tensor other) -> Tensor")
 
 
 def _fmax_vjp(ctx, g, ge):
@@ -503,9 +513,11 @@ def _fmax_vjp(ctx, g, ge):
 
 
 binary("fmax", np.fmax, lambda ctx, g: _fmax_vjp(ctx, g, lambda a, b: a >= b), DEFAULT,
-       check=no_complex("fmax not implemented for complex tensors."), inplace_method=False)
+       check=no_complex("fmax not implemented for complex tensors."), inplace_method=False,
+       schema="fmax(Tensor self, Tensor other) -> Tensor")
 binary("fmin", np.fmin, lambda ctx, g: _fmax_vjp(ctx, g, lambda a, b: a <= b), DEFAULT,
-       check=no_complex("fmin not implemented for complex tensors."), inplace_method=False)
+       check=no_complex("fmin not implemented for complex tensors."), inplace_method=False,
+       schema="fmin(Tensor self, Tensor other) -> Tensor")
 
 
 def _copysign_vjp(ctx, g):
@@ -515,7 +527,8 @@ def _copysign_vjp(ctx, g):
 
 
 binary("copysign", np.copysign, _copysign_vjp, INT_TO_FLOAT, NOT_COMPLEX, save=(0,),
-       save_out=True, tensor_args=("input", None))
+       save_out=True, tensor_args=("input", None),
+       schema="copysign.Tensor(Tensor self, Tensor other) -> Tensor")
 
 
 def _logaddexp(a, b):
@@ -534,9 +547,11 @@ def _logaddexp_vjp(ctx, g, base):
 
 
 binary("logaddexp", _logaddexp, lambda ctx, g: _logaddexp_vjp(ctx, g, None), DEFAULT,
-       FLOATS_COMPLEX, inplace_method=False)
+       FLOATS_COMPLEX, inplace_method=False,
+       schema="logaddexp(Tensor self, Tensor other) -> Tensor")
 binary("logaddexp2", np.logaddexp2, lambda ctx, g: _logaddexp_vjp(ctx, g, 2), DEFAULT, FLOATS,
-       inplace_method=False)
+       inplace_method=False,
+       schema="logaddexp2(Tensor self, Tensor other) -> Tensor")
 
 
 def _xlogy(a, b, log=np.log):
@@ -559,7 +574,8 @@ def _xlogy_vjp(ctx, g, fn, shift):
 
 
 XLOGY = binary("xlogy", _xlogy, lambda ctx, g: _xlogy_vjp(ctx, g, xlogy, 0), INT_TO_FLOAT,
-               NOT_COMPLEX, tensor_args=(None, None))
+               NOT_COMPLEX, tensor_args=(None, None),
+               schema="xlogy.Tensor(Tensor self, Tensor other) -> Tensor")
 
 
 def _nextafter(a, b):
@@ -578,7 +594,8 @@ def _nextafter(a, b):
 
 
 binary("nextafter", _nextafter, lambda ctx, g: (g, _zeros(g)), DEFAULT, FLOATS, opmath=False,
-       save=())
+       save=(),
+       schema="nextafter(Tensor self, Tensor other) -> Tensor")
 
 
 def _heaviside(a, b):
@@ -598,9 +615,12 @@ def _heaviside_vjp(ctx, g):
 
 
 binary("heaviside", _heaviside, _heaviside_vjp, DEFAULT, check=_heaviside_check, save=(),
-       tensor_args=("input", "values"))
-binary("gcd", np.gcd, None, DEFAULT, INTEGERS)
-binary("lcm", np.lcm, None, DEFAULT, INTEGERS)
+       tensor_args=("input", "values"),
+       schema="heaviside(Tensor self, Tensor values) -> Tensor")
+binary("gcd", np.gcd, None, DEFAULT, INTEGERS,
+       schema="gcd(Tensor self, Tensor other) -> Tensor")
+binary("lcm", np.lcm, None, DEFAULT, INTEGERS,
+       schema="lcm(Tensor self, Tensor other) -> Tensor")
 
 
 def _shift(a, b, left):
@@ -626,9 +646,11 @@ def _shift_check(name):
 
 
 LSHIFT = binary("bitwise_left_shift", lambda a, b: _shift(a, b, True), None, DEFAULT,
-                check=_shift_check("lshift"), tensor_args=(None, None))
+                check=_shift_check("lshift"), tensor_args=(None, None),
+                schema="bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor")
 RSHIFT = binary("bitwise_right_shift", lambda a, b: _shift(a, b, False), None, DEFAULT,
-                check=_shift_check("rshift"), tensor_args=(None, None))
+                check=_shift_check("rshift"), tensor_args=(None, None),
+                schema="bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor")
 Tensor.__lshift__ = lambda a, b: dispatch(LSHIFT, (a, b))
 Tensor.__rlshift__ = lambda a, b: dispatch(LSHIFT, (b, a))
 Tensor.__ilshift__ = lambda a, b: inplace(LSHIFT, a, (a, b))
@@ -646,9 +668,11 @@ def _igamma_vjp(ctx, g, sign):
 
 
 binary("igamma", lambda a, x: _sp().gammainc(a, x), lambda ctx, g: _igamma_vjp(ctx, g, 1),
-       DEFAULT, FLOATS)
+       DEFAULT, FLOATS,
+       schema="igamma(Tensor self, Tensor other) -> Tensor")
 binary("igammac", lambda a, x: _sp().gammaincc(a, x), lambda ctx, g: _igamma_vjp(ctx, g, -1),
-       DEFAULT, FLOATS)
+       DEFAULT, FLOATS,
+       schema="igammac(Tensor self, Tensor other) -> Tensor")
 
 
 # --------------------------------------------------------- composite binaries
@@ -722,7 +746,8 @@ def _lerp_vjp(ctx, g):
             g * _c(b - a) if nw else None)
 
 
-LERP = register_math("lerp", _lerp_kernel, 3, DEFAULT, vjp=_lerp_vjp, check=_lerp_check)
+LERP = register_math("lerp", _lerp_kernel, 3, DEFAULT, vjp=_lerp_vjp, check=_lerp_check,
+                     schema="lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor")
 expose(LERP, "lerp")
 
 
@@ -768,9 +793,13 @@ def _addc_args(name):
     return norm
 
 
-ADDCMUL = register_math("addcmul", _addc_kernel(False), 3, DEFAULT, vjp=_addcmul_vjp)
+ADDCMUL = register_math("addcmul", _addc_kernel(False), 3, DEFAULT, vjp=_addcmul_vjp,
+                        schema="addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, "
+                               "Scalar value=1) -> Tensor")
 ADDCDIV = register_math("addcdiv", _addc_kernel(True), 3, DEFAULT, vjp=_addcdiv_vjp,
-                        check=_addcdiv_check)
+                        check=_addcdiv_check,
+                        schema="addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, "
+                               "Scalar value=1) -> Tensor")
 expose(ADDCMUL, "addcmul", _addc_args("addcmul"))
 expose(ADDCDIV, "addcdiv", _addc_args("addcdiv"))
 

@@ -201,10 +201,16 @@ def _max_pool_kernel(n):
 
 MAX_POOL2D = register("max_pool2d_with_indices", _max_pool_kernel(2),
                       meta=_max_pool_meta(2, "max_pool2d"), vjp=_max_pool_vjp(2), save=(),
-                      save_out=True, nondiff_outputs=(1,), check=True, tags=("reduction",))
+                      save_out=True, nondiff_outputs=(1,), check=True, tags=("reduction",),
+                      schema="max_pool2d_with_indices(Tensor self, int[2] kernel_size, "
+                             "int[2] stride=[], int[2] padding=0, int[2] dilation=1, "
+                             "bool ceil_mode=False) -> (Tensor, Tensor)")
 MAX_POOL3D = register("max_pool3d_with_indices", _max_pool_kernel(3),
                       meta=_max_pool_meta(3, "max_pool3d"), vjp=_max_pool_vjp(3), save=(),
-                      save_out=True, nondiff_outputs=(1,), check=True, tags=("reduction",))
+                      save_out=True, nondiff_outputs=(1,), check=True, tags=("reduction",),
+                      schema="max_pool3d_with_indices(Tensor self, int[3] kernel_size, "
+                             "int[3] stride=[], int[3] padding=0, int[3] dilation=1, "
+                             "bool ceil_mode=False) -> (Tensor, Tensor)")
 
 
 def _max_pool3d_vjp(ctx, grad):
@@ -218,7 +224,10 @@ def _max_pool3d_vjp(ctx, grad):
 MAX_POOL3D_VALUES = register(
     "max_pool3d", lambda x, k, s, p, d, c: _max_pool_np(x, 3, k, s, p, d, c)[0],
     meta=_max_pool_meta(3, "max_pool3d", with_indices=False), vjp=_max_pool3d_vjp, save=(0,),
-    check=True, tags=("reduction",), amp_policy="fp32")
+    check=True, tags=("reduction",), amp_policy="fp32",
+                             schema="max_pool3d(Tensor self, int[3] kernel_size, "
+                                    "int[3] stride=[], int[3] padding=0, int[3] dilation=1, "
+                                    "bool ceil_mode=False) -> Tensor")
 
 
 def max_pool_with_indices(input, n, kernel_size, stride, padding, dilation, ceil_mode):
@@ -324,10 +333,16 @@ def _avg_pool_vjp(n):
 
 
 AVG_POOL2D = register("avg_pool2d", lambda *a: _avg_pool_np(2, *a), meta=_avg_pool_meta(2),
-                      vjp=_avg_pool_vjp(2), save=(), check=True, tags=("reduction",))
+                      vjp=_avg_pool_vjp(2), save=(), check=True, tags=("reduction",),
+                      schema="avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], "
+                             "int[2] padding=0, bool ceil_mode=False, "
+                             "bool count_include_pad=True, int? divisor_override=None) -> Tensor")
 AVG_POOL3D = register("avg_pool3d", lambda *a: _avg_pool_np(3, *a), meta=_avg_pool_meta(3),
                       vjp=_avg_pool_vjp(3), save=(), check=True, tags=("reduction",),
-                      amp_policy="fp32")
+                      amp_policy="fp32",
+                      schema="avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], "
+                             "int[3] padding=0, bool ceil_mode=False, "
+                             "bool count_include_pad=True, int? divisor_override=None) -> Tensor")
 
 
 def avg_pool(input, n, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -402,10 +417,14 @@ def _adaptive_avg_vjp(n):
 
 ADAPTIVE_AVG2D = register("_adaptive_avg_pool2d", lambda x, o: _adaptive_avg_np(2, x, o),
                           meta=_adaptive_avg_meta(2), vjp=_adaptive_avg_vjp(2), save=(),
-                          check=True, tags=("reduction",))
+                          check=True, tags=("reduction",),
+                          schema="_adaptive_avg_pool2d(Tensor self, "
+                                 "SymInt[2] output_size) -> Tensor")
 ADAPTIVE_AVG3D = register("_adaptive_avg_pool3d", lambda x, o: _adaptive_avg_np(3, x, o),
                           meta=_adaptive_avg_meta(3), vjp=_adaptive_avg_vjp(3), save=(),
-                          check=True, tags=("reduction",), amp_policy="fp32")
+                          check=True, tags=("reduction",), amp_policy="fp32",
+                          schema="_adaptive_avg_pool3d(Tensor self, "
+                                 "SymInt[3] output_size) -> Tensor")
 
 
 def adaptive_avg_pool(input, n, output_size):
@@ -456,11 +475,15 @@ def _adaptive_max_vjp(n):
 ADAPTIVE_MAX2D = register("adaptive_max_pool2d", lambda x, o: _adaptive_max_np(2, x, o),
                           meta=_adaptive_max_meta(2), vjp=_adaptive_max_vjp(2), save=(),
                           save_out=True, nondiff_outputs=(1,), check=True,
-                          tags=("reduction",))
+                          tags=("reduction",),
+                          schema="adaptive_max_pool2d(Tensor self, "
+                                 "int[2] output_size) -> (Tensor, Tensor)")
 ADAPTIVE_MAX3D = register("adaptive_max_pool3d", lambda x, o: _adaptive_max_np(3, x, o),
                           meta=_adaptive_max_meta(3), vjp=_adaptive_max_vjp(3), save=(),
                           save_out=True, nondiff_outputs=(1,), check=True,
-                          tags=("reduction",), amp_policy="fp32")
+                          tags=("reduction",), amp_policy="fp32",
+                          schema="adaptive_max_pool3d(Tensor self, "
+                                 "int[3] output_size) -> (Tensor, Tensor)")
 
 
 def adaptive_max_pool(input, n, output_size):
@@ -525,9 +548,13 @@ def _unpool_vjp(n):
 
 
 MAX_UNPOOL2D = register("max_unpool2d", _unpool_np, meta=_unpool_meta(2), vjp=_unpool_vjp(2),
-                        save=(1,), check=True, tags=("scatter",), amp_policy="fp32")
+                        save=(1,), check=True, tags=("scatter",), amp_policy="fp32",
+                        schema="max_unpool2d(Tensor self, Tensor indices, "
+                               "SymInt[2] output_size) -> Tensor")
 MAX_UNPOOL3D = register("max_unpool3d", _unpool_np, meta=_unpool_meta(3), vjp=_unpool_vjp(3),
-                        save=(1,), check=True, tags=("scatter",), amp_policy="fp32")
+                        save=(1,), check=True, tags=("scatter",), amp_policy="fp32",
+                        schema="max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, "
+                               "int[3] stride, int[3] padding) -> Tensor")
 
 
 def max_unpool(input, indices, output_size, stride=None, padding=None):
@@ -581,7 +608,9 @@ def _constant_pad_vjp(ctx, grad):
 
 
 CONSTANT_PAD = register("constant_pad_nd", _constant_pad_np, meta=_constant_pad_meta,
-                        vjp=_constant_pad_vjp, save=(), check=True, tags=("shape",))
+                        vjp=_constant_pad_vjp, save=(), check=True, tags=("shape",),
+                        schema="constant_pad_nd(Tensor self, SymInt[] pad, "
+                               "Scalar value=0) -> Tensor")
 
 
 def constant_pad_nd(input, pad, value=0):
@@ -672,7 +701,8 @@ for _mode, _prefix in (("reflect", "reflection"), ("replicate", "replication")):
         _PADS[_mode, _n] = register(
             f"{_prefix}_pad{_n}d", _index_pad_np(_mode, _n), meta=_index_pad_meta(_mode, _n),
             vjp=_index_pad_vjp(_mode, _n), save=(), check=True, tags=("gather",),
-            amp_policy="fp32" if _fp32 else "none")
+            amp_policy="fp32" if _fp32 else "none",
+            schema=f"{_prefix}_pad{_n}d(Tensor self, SymInt[{2 * _n}] padding) -> Tensor")
 
 
 def index_pad(input, padding, mode):

@@ -42,10 +42,10 @@ def _zero_grads(ctx, *grads):
     return tuple(out)
 
 
-def _rand_op(name, kernel, meta, differentiable=False):
+def _rand_op(name, kernel, meta, differentiable=False, schema=None):
     """A sampler op. `meta` gives (shape, dtype) so meta/fake runs never draw numbers."""
     return register(name, kernel, tags=("random",), save=(), meta=meta,
-                    vjp=_zero_grads if differentiable else None)
+                    vjp=_zero_grads if differentiable else None, schema=schema)
 
 
 def _like_self(self, *rest):
@@ -151,8 +151,12 @@ def _randn_kernel(size, generator, dtype):
                  scale=math.sqrt(0.5) if dtype.is_complex else None)
 
 
-RAND = _rand_op("rand", _rand_kernel, lambda size, gen, dtype: (size, dtype))
-RANDN = _rand_op("randn", _randn_kernel, lambda size, gen, dtype: (size, dtype))
+RAND = _rand_op("rand", _rand_kernel, lambda size, gen, dtype: (size, dtype),
+                schema="rand.generator(SymInt[] size, *, Generator? generator, "
+                       "ScalarType dtype) -> Tensor")
+RANDN = _rand_op("randn", _randn_kernel, lambda size, gen, dtype: (size, dtype),
+                 schema="randn.generator(SymInt[] size, *, Generator? generator, "
+                        "ScalarType dtype) -> Tensor")
 
 
 def _sample(op, kernel_name, size, kw, generator, out, dtype, device, requires_grad):
@@ -210,7 +214,9 @@ def _randint_kernel(low, high, size, generator, dtype):
     return integers(generator, math.prod(size), low, high - low).astype(dtype.np).reshape(size)
 
 
-RANDINT = _rand_op("randint", _randint_kernel, lambda lo, hi, size, gen, dtype: (size, dtype))
+RANDINT = _rand_op("randint", _randint_kernel, lambda lo, hi, size, gen, dtype: (size, dtype),
+                   schema="randint.low_generator(SymInt low, SymInt high, SymInt[] size, *, "
+                          "Generator? generator, ScalarType dtype) -> Tensor")
 
 
 def _randint_bounds(args, low, high, opname):
@@ -263,7 +269,9 @@ def _randperm_kernel(n, generator, dtype):
     return np.argsort(keys, kind="stable").astype(dtype.np)
 
 
-RANDPERM = _rand_op("randperm", _randperm_kernel, lambda n, gen, dtype: ((n,), dtype))
+RANDPERM = _rand_op("randperm", _randperm_kernel, lambda n, gen, dtype: ((n,), dtype),
+                    schema="randperm.generator(SymInt n, *, Generator? generator, "
+                           "ScalarType dtype) -> Tensor")
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -296,7 +304,9 @@ def _normal_kernel(mean, std, generator, dtype):
 
 
 NORMAL = _rand_op("normal", _normal_kernel, lambda mean, std, gen, dtype: (broadcast_shapes(
-    *(tuple(t.shape) for t in (mean, std) if isinstance(t, Tensor))), dtype), differentiable=True)
+    *(tuple(t.shape) for t in (mean, std) if isinstance(t, Tensor))), dtype), differentiable=True,
+                  schema="normal.Tensor_Tensor(Tensor mean, Tensor std, *, "
+                         "Generator? generator=None, ScalarType dtype) -> Tensor")
 
 
 def _normal_size_kernel(mean, std, size, generator, dtype):
@@ -305,7 +315,9 @@ def _normal_size_kernel(mean, std, size, generator, dtype):
 
 
 NORMAL_SIZE = _rand_op("normal_size", _normal_size_kernel,
-                       lambda mean, std, size, gen, dtype: (size, dtype))
+                       lambda mean, std, size, gen, dtype: (size, dtype),
+                       schema="normal.float_float(float mean, float std, SymInt[] size, *, "
+                              "Generator? generator=None, ScalarType dtype) -> Tensor")
 
 
 def _check_std(std):
@@ -371,10 +383,15 @@ def _bernoulli_tensor_kernel(input, p, generator):
     return (u < p.astype(np.float64)).astype(input.dtype)
 
 
-BERNOULLI = _rand_op("bernoulli", _bernoulli_kernel, _like_self, differentiable=True)
-BERNOULLI_P = _rand_op("bernoulli_p", _bernoulli_p_kernel, _like_self, differentiable=True)
+BERNOULLI = _rand_op("bernoulli", _bernoulli_kernel, _like_self, differentiable=True,
+                     schema="bernoulli(Tensor self, *, Generator? generator=None) -> Tensor")
+BERNOULLI_P = _rand_op("bernoulli_p", _bernoulli_p_kernel, _like_self, differentiable=True,
+                       schema="bernoulli.p(Tensor self, float p, *, "
+                              "Generator? generator=None) -> Tensor")
 BERNOULLI_TENSOR = _rand_op("bernoulli_tensor", _bernoulli_tensor_kernel, _like_self,
-                            differentiable=True)
+                            differentiable=True,
+                            schema="bernoulli.Tensor(Tensor self, Tensor p, *, "
+                                   "Generator? generator=None) -> Tensor")
 
 
 def _check_p_tensor(p):
@@ -454,7 +471,9 @@ def _multinomial_kernel(input, num_samples, replacement, generator):
 
 
 MULTINOMIAL = _rand_op("multinomial", _multinomial_kernel, lambda input, n, repl, gen: (
-    tuple(input.shape[:-1]) + (n,), D.int64))
+    tuple(input.shape[:-1]) + (n,), D.int64),
+                       schema="multinomial(Tensor self, SymInt num_samples, "
+                              "bool replacement=False, *, Generator? generator=None) -> Tensor")
 
 
 def _check_probs(input):
@@ -487,14 +506,16 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 
 # -------------------------------------------------------- in-place samplers
 
-def _inplace_op(name, kernel):
+def _inplace_op(name, kernel, schema=None):
     """A functional sampler `name(self, *params, generator)` with self's shape and dtype."""
-    return _rand_op(name, kernel, _like_self, differentiable=True)
+    return _rand_op(name, kernel, _like_self, differentiable=True, schema=schema)
 
 
 UNIFORM = _inplace_op("uniform", lambda self, a, b, gen: _draw(
     lambda g, n, d: uniform01(g, n, d) * (b - a) + a, gen, self.shape,
-    D._FROM_NP[self.dtype]))
+    D._FROM_NP[self.dtype]),
+                      schema="uniform(Tensor self, float from=0., float to=1., *, "
+                             "Generator? generator=None) -> Tensor")
 
 
 def _normal_fn_kernel(self, mean, std, gen):
@@ -506,21 +527,33 @@ def _normal_fn_kernel(self, mean, std, gen):
                  grid=_grid(dt))
 
 
-NORMAL_FN = _inplace_op("normal_functional", _normal_fn_kernel)
+NORMAL_FN = _inplace_op("normal_functional", _normal_fn_kernel,
+                        schema="normal_functional(Tensor self, float mean=0., float std=1., *, "
+                               "Generator? generator=None) -> Tensor")
 RANDOM = _inplace_op("random", lambda self, lo, hi, gen: integers(
-    gen, self.size, lo, hi - lo).astype(self.dtype).reshape(self.shape))
+    gen, self.size, lo, hi - lo).astype(self.dtype).reshape(self.shape),
+                     schema="random.from(Tensor self, int from, int to, *, "
+                            "Generator? generator=None) -> Tensor")
 EXPONENTIAL = _inplace_op("exponential", lambda self, lambd, gen: _draw(
     lambda g, n, d: -np.log1p(-uniform01(g, n, d)) / lambd, gen, self.shape,
-    D._FROM_NP[self.dtype], grid=_grid(D._FROM_NP[self.dtype])))
+    D._FROM_NP[self.dtype], grid=_grid(D._FROM_NP[self.dtype])),
+                          schema="exponential(Tensor self, float lambd=1., *, "
+                                 "Generator? generator=None) -> Tensor")
 GEOMETRIC = _inplace_op("geometric", lambda self, p, gen: (np.floor(
     np.log1p(-uniform01(gen, self.size, _grid(D._FROM_NP[self.dtype]))) / math.log1p(-p))
-    + 1).astype(self.dtype).reshape(self.shape))
+    + 1).astype(self.dtype).reshape(self.shape),
+                        schema="geometric(Tensor self, float p, *, "
+                               "Generator? generator=None) -> Tensor")
 LOG_NORMAL = _inplace_op("log_normal", lambda self, mean, std, gen: _draw(
     lambda g, n, d: np.exp(normal01(g, n, d) * std + mean), gen, self.shape,
-    D._FROM_NP[self.dtype], grid=_grid(D._FROM_NP[self.dtype])))
+    D._FROM_NP[self.dtype], grid=_grid(D._FROM_NP[self.dtype])),
+                         schema="log_normal(Tensor self, float mean=1., float std=2., *, "
+                                "Generator? generator=None) -> Tensor")
 CAUCHY = _inplace_op("cauchy", lambda self, median, sigma, gen: _draw(
     lambda g, n, d: median + sigma * np.tan(np.pi * (uniform01(g, n, d) - 0.5)), gen,
-    self.shape, D._FROM_NP[self.dtype], grid=_grid(D._FROM_NP[self.dtype])))
+    self.shape, D._FROM_NP[self.dtype], grid=_grid(D._FROM_NP[self.dtype])),
+                     schema="cauchy(Tensor self, float median=0., float sigma=1., *, "
+                            "Generator? generator=None) -> Tensor")
 
 
 def _commit(self, op, *params, generator=None):

@@ -87,7 +87,8 @@ def _repeat_vjp(ctx, g):
 
 
 REPEAT = register("repeat", _repeat_kernel, save=(1,), meta=_repeat_meta, vjp=_repeat_vjp,
-                  tags=("shape",))
+                  tags=("shape",),
+                  schema="repeat(Tensor self, SymInt[] repeats) -> Tensor")
 
 
 def repeat(self, *sizes):
@@ -137,7 +138,9 @@ def _repeat_index_meta(repeats, output_size=None):
 
 # aten::repeat_interleave.Tensor: repeats -> the index of each output element
 REPEAT_INDEX = register("repeat_interleave", _repeat_index_kernel, meta=_repeat_index_meta,
-                        tags=("dynamic_output_shape",))
+                        tags=("dynamic_output_shape",),
+                        schema="repeat_interleave.Tensor(Tensor repeats, *, "
+                               "SymInt? output_size=None) -> Tensor")
 
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
@@ -199,7 +202,8 @@ def _flip_meta(a, dims):
 
 
 FLIP = register("flip", _flip_kernel, save=(1,), tags=("shape",), meta=_flip_meta,
-                vjp=lambda ctx, g: (dispatch(FLIP, (g, ctx.args[1])), None))
+                vjp=lambda ctx, g: (dispatch(FLIP, (g, ctx.args[1])), None),
+                schema="flip(Tensor self, int[] dims) -> Tensor")
 
 
 def flip(input, dims):
@@ -256,7 +260,8 @@ def _roll_decomp(a, shifts, dims):
 ROLL = register("roll", _roll_kernel, save=(1, 2), meta=_roll_meta, decomp=_roll_decomp,
                 tags=("shape",),
                 vjp=lambda ctx, g: (dispatch(ROLL, (g, tuple(-s for s in ctx.args[1]),
-                                                    ctx.args[2])), None, None))
+                                                    ctx.args[2])), None, None),
+                schema="roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor")
 
 
 def roll(input, shifts, dims=None):
@@ -314,6 +319,7 @@ def _tri_op(name, npfn):
         return tuple(a.shape), a.dtype
 
     op = register(name, kernel, save=(1,), meta=meta, tags=("shape",),
+                  schema=f"{name}(Tensor self, SymInt diagonal=0) -> Tensor",
                   vjp=lambda ctx, g: (dispatch(op, (g, ctx.args[1])), None))
     return op
 
@@ -373,7 +379,9 @@ def _tri_indices_op(name, lower):
         check(row, col, offset, dtype)
         return (2, _tri_count(row, col, offset, lower)), dtype
 
-    return register(name, kernel, meta=meta, tags=("factory",))
+    return register(name, kernel, meta=meta, tags=("factory",),
+                    schema=f"{name}(int row, int col, int offset=0, *, ScalarType dtype) "
+                           "-> Tensor")
 
 
 TRIL_INDICES = _tri_indices_op("tril_indices", True)

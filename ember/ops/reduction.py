@@ -95,7 +95,9 @@ def _sum_vjp(ctx, g):
 
 
 SUM = register("sum", _sum_kernel, vjp=_sum_vjp, save=(1, 2, 3), tags=("reduction",),
-               meta=_int_to_long_meta("sum"))
+               meta=_int_to_long_meta("sum"),
+               schema="sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, "
+                      "ScalarType? dtype=None) -> Tensor")
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -123,7 +125,8 @@ def _sum_to_size_meta(a, shape):
 
 SUM_TO_SIZE = register("sum_to_size", _sum_to_size_kernel, save=(), meta=_sum_to_size_meta,
                        check=True, tags=("reduction",),
-                       vjp=lambda ctx, g: (g.expand(ctx.shapes[0]), None))
+                       vjp=lambda ctx, g: (g.expand(ctx.shapes[0]), None),
+                       schema="sum_to_size(Tensor self, SymInt[] size) -> Tensor")
 
 
 def sum_to_size(self, *size):
@@ -175,7 +178,9 @@ def _mean_vjp(ctx, g):
 
 
 MEAN = register("mean", _mean_kernel, vjp=_mean_vjp, save=(1, 2, 3), tags=("reduction",),
-                meta=_mean_meta)
+                meta=_mean_meta,
+                schema="mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, "
+                       "ScalarType? dtype=None) -> Tensor")
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -249,7 +254,9 @@ def _prod_vjp(ctx, g):
 
 
 PROD = register("prod", _prod_kernel, vjp=_prod_vjp, save=(0,), tags=("reduction",),
-                meta=_int_to_long_meta("prod"), amp_policy="fp32")
+                meta=_int_to_long_meta("prod"), amp_policy="fp32",
+                schema="prod.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, "
+                       "ScalarType? dtype=None) -> Tensor")
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -318,9 +325,11 @@ def _evenly_distribute_vjp(ctx, g):
 
 
 MAX = register("max", _full_kernel(np.max, "max"), meta=_extreme_meta("max"),
-               vjp=_evenly_distribute_vjp, save_out=True, tags=("reduction",))
+               vjp=_evenly_distribute_vjp, save_out=True, tags=("reduction",),
+               schema="max(Tensor self) -> Tensor")
 MIN = register("min", _full_kernel(np.min, "min"), meta=_extreme_meta("min"),
-               vjp=_evenly_distribute_vjp, save_out=True, tags=("reduction",))
+               vjp=_evenly_distribute_vjp, save_out=True, tags=("reduction",),
+               schema="min(Tensor self) -> Tensor")
 
 
 def _dim_kernel(arg_fn, name):
@@ -362,10 +371,14 @@ def _select_vjp(ctx, g, _gi=None):
 
 MAX_DIM = register("max_dim", _dim_kernel(np.argmax, "max_dim"), meta=_extreme_meta("max_dim"),
                    vjp=_select_vjp, save=(1, 2), save_out=True, nondiff_outputs=(1,),
-                   tags=("reduction",))
+                   tags=("reduction",),
+                   schema="max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, "
+                          "Tensor indices)")
 MIN_DIM = register("min_dim", _dim_kernel(np.argmin, "min_dim"), meta=_extreme_meta("min_dim"),
                    vjp=_select_vjp, save=(1, 2), save_out=True, nondiff_outputs=(1,),
-                   tags=("reduction",))
+                   tags=("reduction",),
+                   schema="min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, "
+                          "Tensor indices)")
 
 
 def _max_min(input, dim, keepdim, out, name, full_op, dim_op, pairwise):
@@ -418,9 +431,11 @@ def _amax_vjp(ctx, g):
 
 
 AMAX = register("amax", _amax_kernel(np.max, "amax"), meta=_extreme_meta("amax"),
-                vjp=_amax_vjp, save=(0, 1, 2), save_out=True, tags=("reduction",))
+                vjp=_amax_vjp, save=(0, 1, 2), save_out=True, tags=("reduction",),
+                schema="amax(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor")
 AMIN = register("amin", _amax_kernel(np.min, "amin"), meta=_extreme_meta("amin"),
-                vjp=_amax_vjp, save=(0, 1, 2), save_out=True, tags=("reduction",))
+                vjp=_amax_vjp, save=(0, 1, 2), save_out=True, tags=("reduction",),
+                schema="amin(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor")
 
 
 def amax(input, dim=(), keepdim=False, *, out=None):
@@ -464,9 +479,11 @@ def _argext_meta(name):
 
 
 ARGMAX = register("argmax", _argext_kernel(np.argmax, "argmax"), meta=_argext_meta("argmax"),
-                  tags=("reduction",))
+                  tags=("reduction",),
+                  schema="argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
 ARGMIN = register("argmin", _argext_kernel(np.argmin, "argmin"), meta=_argext_meta("argmin"),
-                  tags=("reduction",))
+                  tags=("reduction",),
+                  schema="argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
 
 
 def argmax(input, dim=None, keepdim=False, *, out=None):
@@ -497,8 +514,10 @@ def _logical_meta(a, dims, keepdim):
     return reduced_shape(a.shape, dims, keepdim), D.uint8 if a.dtype is D.uint8 else D.bool
 
 
-ALL = register("all", _logical_kernel(np.all), meta=_logical_meta, tags=("reduction",))
-ANY = register("any", _logical_kernel(np.any), meta=_logical_meta, tags=("reduction",))
+ALL = register("all", _logical_kernel(np.all), meta=_logical_meta, tags=("reduction",),
+               schema="all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor")
+ANY = register("any", _logical_kernel(np.any), meta=_logical_meta, tags=("reduction",),
+               schema="any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor")
 
 
 def _logical(op, input, dim, keepdim, out):
@@ -591,9 +610,13 @@ def _std_decomp(a, dims, correction, keepdim):
     return dispatch(VAR, (a, dims, correction, keepdim)).sqrt()
 
 
-VAR = register("var", _var_kernel, vjp=_var_vjp, save=(0,), tags=("reduction",), meta=_var_meta)
+VAR = register("var", _var_kernel, vjp=_var_vjp, save=(0,), tags=("reduction",), meta=_var_meta,
+               schema="var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, "
+                      "bool keepdim=False) -> Tensor")
 STD = register("std", _std_kernel, vjp=_std_vjp, save=(0,), save_out=True, meta=_var_meta,
-               decomp=_std_decomp, tags=("reduction",))
+               decomp=_std_decomp, tags=("reduction",),
+               schema="std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, "
+                      "bool keepdim=False) -> Tensor")
 
 
 def _var_args(name, input, dim, unbiased, keepdim, correction):

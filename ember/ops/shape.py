@@ -64,10 +64,12 @@ def _view_meta(a, shape):
 
 
 VIEW = register("view", _view_kernel, view=True, save=(), meta=_view_meta,
-                vjp=lambda ctx, g: (g.reshape(ctx.shapes[0]), None))
+                vjp=lambda ctx, g: (g.reshape(ctx.shapes[0]), None),
+                schema="view(Tensor(a) self, SymInt[] size) -> Tensor(a)")
 RESHAPE_COPY = register("_reshape_copy", lambda a, shape: np.reshape(a, shape).copy(),
                         save=(), meta=_view_meta, tags=("shape", "copy"),
-                        vjp=lambda ctx, g: (g.reshape(ctx.shapes[0]), None))
+                        vjp=lambda ctx, g: (g.reshape(ctx.shapes[0]), None),
+                        schema="_reshape_copy(Tensor self, SymInt[] size) -> Tensor")
 
 
 def _view_dtype(self, dtype):
@@ -181,7 +183,9 @@ def _check_strided(size, stride, storage_offset, have, isz):
 
 
 AS_STRIDED = register("as_strided", _as_strided_kernel, view=True, save=(1, 2, 3),
-                      meta=_as_strided_meta, check=True, vjp=_as_strided_vjp)
+                      meta=_as_strided_meta, check=True, vjp=_as_strided_vjp,
+                      schema="as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, "
+                             "SymInt storage_offset=0) -> Tensor(a)")
 
 
 def _as_strided_scatter_kernel(a, src, size, stride, storage_offset=0):
@@ -212,7 +216,9 @@ def _as_strided_scatter_meta(a, src, size, stride, storage_offset=0):
 
 AS_STRIDED_SCATTER = register("as_strided_scatter", _as_strided_scatter_kernel,
                               meta=_as_strided_scatter_meta, check=True, tags=("scatter",),
-                              vjp=_as_strided_scatter_vjp, save=(2, 3, 4))
+                              vjp=_as_strided_scatter_vjp, save=(2, 3, 4),
+                              schema="as_strided_scatter(Tensor self, Tensor src, SymInt[] size, "
+                                     "SymInt[] stride, SymInt storage_offset=0) -> Tensor")
 
 
 def as_strided(input, size, stride, storage_offset=None):
@@ -249,7 +255,8 @@ def _expand_meta(a, shape):
 
 
 EXPAND = register("expand", _expand_kernel, view=True, save=(), meta=_expand_meta,
-                  vjp=lambda ctx, g: (g.sum_to_size(ctx.shapes[0]), None))
+                  vjp=lambda ctx, g: (g.sum_to_size(ctx.shapes[0]), None),
+                  schema="expand(Tensor(a) self, SymInt[] size) -> Tensor(a)")
 
 
 def expand(self, *sizes):
@@ -278,7 +285,8 @@ def _permute_vjp(ctx, g):
 
 PERMUTE = register("permute", lambda a, dims: np.transpose(a, dims), view=True, save=(1,),
                    meta=lambda a, dims: (tuple(a.shape[d] for d in dims), a.dtype),
-                   vjp=_permute_vjp)
+                   vjp=_permute_vjp,
+                   schema="permute(Tensor(a) self, int[] dims) -> Tensor(a)")
 
 
 def permute(input, *dims):
@@ -324,7 +332,8 @@ def _squeeze_meta(a, dims):
 
 
 SQUEEZE = register("squeeze", _squeeze_kernel, view=True, save=(), meta=_squeeze_meta,
-                   vjp=lambda ctx, g: (g.reshape(ctx.shapes[0]), None))
+                   vjp=lambda ctx, g: (g.reshape(ctx.shapes[0]), None),
+                   schema="squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)")
 
 
 def squeeze(input, dim=None):
@@ -345,7 +354,8 @@ def _unsqueeze_meta(a, dim):
 
 
 UNSQUEEZE = register("unsqueeze", lambda a, dim: np.expand_dims(a, dim), view=True, save=(),
-                     meta=_unsqueeze_meta, vjp=lambda ctx, g: (g.reshape(ctx.shapes[0]), None))
+                     meta=_unsqueeze_meta, vjp=lambda ctx, g: (g.reshape(ctx.shapes[0]), None),
+                     schema="unsqueeze(Tensor(a) self, int dim) -> Tensor(a)")
 
 
 def unsqueeze(input, dim):
@@ -433,7 +443,9 @@ def _slice_meta(a, dim, start, end, step):
 
 SLICE = register("slice", _slice_kernel, view=True, save=(1, 2, 3, 4), meta=_slice_meta,
                  vjp=lambda ctx, g: (slice_scatter(_zeros(ctx.shapes[0], g.dtype), g,
-                                                   *ctx.args[1:]), None, None, None, None))
+                                                   *ctx.args[1:]), None, None, None, None),
+                 schema="slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, "
+                        "SymInt? end=None, SymInt step=1) -> Tensor(a)")
 
 
 def _slice_scatter_vjp(ctx, g):
@@ -457,7 +469,9 @@ def _slice_scatter_meta(a, src, dim, start, end, step):
 
 
 SLICE_SCATTER = register("slice_scatter", _slice_scatter_kernel, save=(2, 3, 4, 5),
-                         meta=_slice_scatter_meta, tags=("scatter",), vjp=_slice_scatter_vjp)
+                         meta=_slice_scatter_meta, tags=("scatter",), vjp=_slice_scatter_vjp,
+                         schema="slice_scatter(Tensor self, Tensor src, int dim=0, "
+                                "SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor")
 
 
 def _slice_bounds(n, start, end, step):
@@ -508,7 +522,8 @@ def _select_meta(a, dim, index):
 
 SELECT = register("select", _select_kernel, view=True, save=(1, 2), meta=_select_meta,
                   vjp=lambda ctx, g: (select_scatter(_zeros(ctx.shapes[0], g.dtype), g,
-                                                     *ctx.args[1:]), None, None))
+                                                     *ctx.args[1:]), None, None),
+                  schema="select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)")
 
 
 def _select_scatter_vjp(ctx, g):
@@ -526,7 +541,9 @@ def _select_scatter_meta(a, src, dim, index):
 
 SELECT_SCATTER = register("select_scatter", _select_scatter_kernel, save=(2, 3),
                           meta=_select_scatter_meta, tags=("scatter",),
-                          vjp=_select_scatter_vjp)
+                          vjp=_select_scatter_vjp,
+                          schema="select_scatter(Tensor self, Tensor src, int dim, "
+                                 "SymInt index) -> Tensor")
 
 
 def _select_index(input, dim, index):
@@ -596,7 +613,9 @@ def _split_meta(a, sizes, dim):
 
 
 SPLIT = register("split_with_sizes", _split_kernel, view=True, save=(2,), meta=_split_meta,
-                 vjp=lambda ctx, *gs: (cat(list(gs), ctx.args[2]), None, None))
+                 vjp=lambda ctx, *gs: (cat(list(gs), ctx.args[2]), None, None),
+                 schema="split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, "
+                        "int dim=0) -> Tensor(a)[]")
 
 
 def split_with_sizes(input, split_sizes, dim=0):
@@ -670,7 +689,8 @@ def _unbind_kernel(a, dim):
 
 UNBIND = register("unbind", _unbind_kernel, view=True, save=(1,),
                   meta=lambda a, dim: ((_replace_dim(a.shape, dim, None), a.dtype),) * a.shape[dim],
-                  vjp=lambda ctx, *gs: (stack(list(gs), ctx.args[1]), None))
+                  vjp=lambda ctx, *gs: (stack(list(gs), ctx.args[1]), None),
+                  schema="unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]")
 
 
 def unbind(input, dim=0):
@@ -715,7 +735,9 @@ def _diagonal_meta(a, offset, d1, d2):
 
 DIAGONAL = register("diagonal", _diagonal_kernel, view=True, save=(1, 2, 3), meta=_diagonal_meta,
                     vjp=lambda ctx, g: (diagonal_scatter(_zeros(ctx.shapes[0], g.dtype), g,
-                                                         *ctx.args[1:]), None, None, None))
+                                                         *ctx.args[1:]), None, None, None),
+                    schema="diagonal(Tensor(a) self, int offset=0, int dim1=0, "
+                           "int dim2=1) -> Tensor(a)")
 
 
 def _diagonal_scatter_vjp(ctx, g):
@@ -733,7 +755,9 @@ def _diagonal_scatter_meta(a, src, offset, d1, d2):
 
 DIAGONAL_SCATTER = register("diagonal_scatter", _diagonal_scatter_kernel, save=(2, 3, 4),
                             meta=_diagonal_scatter_meta, tags=("scatter",),
-                            vjp=_diagonal_scatter_vjp)
+                            vjp=_diagonal_scatter_vjp,
+                            schema="diagonal_scatter(Tensor self, Tensor src, int offset=0, "
+                                   "int dim1=0, int dim2=1) -> Tensor")
 
 
 def _diag_dims(input, dim1, dim2, opname):
@@ -791,11 +815,14 @@ def _unfold_meta(a, dim, size, step):
 
 UNFOLD = register("unfold", _unfold_kernel, view=True, save=(1, 2, 3), meta=_unfold_meta,
                   vjp=lambda ctx, g: (dispatch(UNFOLD_BACKWARD, (g, ctx.shapes[0], *ctx.args[1:])),
-                                      None, None, None))
+                                      None, None, None),
+                  schema="unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)")
 UNFOLD_BACKWARD = register(
     "unfold_backward", _unfold_backward_kernel, save=(2, 3, 4), tags=("scatter",),
     meta=lambda g, input_sizes, dim, size, step: (tuple(input_sizes), g.dtype),
-    vjp=lambda ctx, g: (dispatch(UNFOLD, (g, *ctx.args[2:])), None, None, None, None))
+    vjp=lambda ctx, g: (dispatch(UNFOLD, (g, *ctx.args[2:])), None, None, None, None),
+                           schema="unfold_backward(Tensor grad_in, SymInt[] input_sizes, "
+                                  "int dim, int size, int step) -> Tensor")
 
 
 def unfold(self, dimension, size, step):
@@ -865,10 +892,12 @@ def _view_as_complex_meta(a):
 
 VIEW_AS_REAL = register("view_as_real", _view_as_real_kernel, view=True, save=(),
                         meta=_view_as_real_meta,
-                        vjp=lambda ctx, g: (view_as_complex(g.contiguous()),))
+                        vjp=lambda ctx, g: (view_as_complex(g.contiguous()),),
+                        schema="view_as_real(Tensor(a) self) -> Tensor(a)")
 VIEW_AS_COMPLEX = register("view_as_complex", _view_as_complex_kernel, view=True, save=(),
                            meta=_view_as_complex_meta, amp_policy="fp32",
-                           vjp=lambda ctx, g: (view_as_real(g.contiguous()),))
+                           vjp=lambda ctx, g: (view_as_real(g.contiguous()),),
+                           schema="view_as_complex(Tensor(a) self) -> Tensor(a)")
 
 
 def view_as_real(input):

@@ -153,7 +153,9 @@ def _sort_vjp(ctx, g, _gi=None):
 
 
 SORT = register("sort", _sort_kernel, meta=_sort_meta, vjp=_sort_vjp, save=(), save_out=True,
-                nondiff_outputs=(1,), tags=("gather",))
+                nondiff_outputs=(1,), tags=("gather",),
+                schema="sort.stable(Tensor self, int dim=-1, bool descending=False, *, "
+                       "bool? stable) -> (Tensor values, Tensor indices)")
 
 
 def sort(input, dim=-1, descending=False, *, stable=False, out=None):
@@ -204,7 +206,9 @@ def _topk_vjp(ctx, g, _gi=None):
 
 
 TOPK = register("topk", _topk_kernel, meta=_topk_meta, vjp=_topk_vjp, save=(), save_out=True,
-                nondiff_outputs=(1,), tags=("reduction",))
+                nondiff_outputs=(1,), tags=("reduction",),
+                schema="topk(Tensor self, SymInt k, int dim=-1, bool largest=True, "
+                       "bool sorted=True) -> (Tensor values, Tensor indices)")
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
@@ -301,7 +305,9 @@ def _select_vjp(ctx, g, _gi=None):
 
 
 KTHVALUE = register("kthvalue", _kthvalue_kernel, meta=_kthvalue_meta, vjp=_select_vjp,
-                    save=(), save_out=True, nondiff_outputs=(1,), tags=("reduction",))
+                    save=(), save_out=True, nondiff_outputs=(1,), tags=("reduction",),
+                    schema="kthvalue(Tensor self, SymInt k, int dim=-1, "
+                           "bool keepdim=False) -> (Tensor values, Tensor indices)")
 
 
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
@@ -377,15 +383,21 @@ def _median_dim_meta(name):
 
 
 MEDIAN = register("median", _median_full_kernel(False), meta=_median_full_meta,
-                  vjp=_evenly_distribute_vjp, save_out=True, tags=("reduction",))
+                  vjp=_evenly_distribute_vjp, save_out=True, tags=("reduction",),
+                  schema="median(Tensor self) -> Tensor")
 NANMEDIAN = register("nanmedian", _median_full_kernel(True), meta=_median_full_meta,
-                     vjp=_evenly_distribute_vjp, save_out=True, tags=("reduction",))
+                     vjp=_evenly_distribute_vjp, save_out=True, tags=("reduction",),
+                     schema="nanmedian(Tensor self) -> Tensor")
 MEDIAN_DIM = register("median_dim", _median_dim_kernel(False, "median"),
                       meta=_median_dim_meta("median"), vjp=_select_vjp, save=(),
-                      save_out=True, nondiff_outputs=(1,), tags=("reduction",))
+                      save_out=True, nondiff_outputs=(1,), tags=("reduction",),
+                      schema="median.dim(Tensor self, int dim, "
+                             "bool keepdim=False) -> (Tensor values, Tensor indices)")
 NANMEDIAN_DIM = register("nanmedian_dim", _median_dim_kernel(True, "nanmedian"),
                          meta=_median_dim_meta("nanmedian"), vjp=_select_vjp, save=(),
-                         save_out=True, nondiff_outputs=(1,), tags=("reduction",))
+                         save_out=True, nondiff_outputs=(1,), tags=("reduction",),
+                         schema="nanmedian.dim(Tensor self, int dim, "
+                                "bool keepdim=False) -> (Tensor values, Tensor indices)")
 
 
 def _median_call(name, full_op, dim_op, input, dim, keepdim, out):
@@ -443,7 +455,9 @@ def _mode_meta(a, dim, keepdim):
 
 
 MODE = register("mode", _mode_kernel, meta=_mode_meta, vjp=_select_vjp, save=(),
-                save_out=True, nondiff_outputs=(1,), tags=("reduction",))
+                save_out=True, nondiff_outputs=(1,), tags=("reduction",),
+                schema="mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, "
+                       "Tensor indices)")
 
 
 def mode(input, dim=-1, keepdim=False, *, out=None):
@@ -631,12 +645,17 @@ def _no_derivative(aten_name):
 
 UNIQUE = register("unique", _unique_kernel, meta=_dynamic_meta("unique", _unique_kernel),
                   vjp=_no_derivative("_unique2"), save=(), nondiff_outputs=(1, 2),
-                  tags=("dynamic_output_shape",))
+                  tags=("dynamic_output_shape",),
+                  schema="unique(Tensor self, bool sorted=True, bool return_inverse=False, "
+                         "bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)")
 UNIQUE_CONSECUTIVE = register(
     "unique_consecutive", _unique_consecutive_kernel,
     meta=_dynamic_meta("unique_consecutive", _unique_consecutive_kernel),
     vjp=_no_derivative("unique_consecutive"), save=(), nondiff_outputs=(1, 2),
-    tags=("dynamic_output_shape",))
+    tags=("dynamic_output_shape",),
+                              schema="unique_consecutive(Tensor self, bool return_inverse=False, "
+                                     "bool return_counts=False, int? dim=None) -> (Tensor, "
+                                     "Tensor, Tensor)")
 
 
 def _unique_dim_arg(input, dim, opname):
@@ -742,7 +761,10 @@ def _searchsorted_meta(seq, values, out_int32, right, side, sorter):
 
 
 SEARCHSORTED = register("searchsorted", _searchsorted_kernel, meta=_searchsorted_meta,
-                        tags=("reduction",))
+                        tags=("reduction",),
+                        schema="searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, "
+                               "bool out_int32=False, bool right=False, str? side=None, "
+                               "Tensor? sorter=None) -> Tensor")
 
 
 def _searchsorted_out(res, out, out_int32):

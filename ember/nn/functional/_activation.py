@@ -77,7 +77,8 @@ def _gelu_vjp(ctx, g):
     return g * d, None
 
 
-GELU = _fused("gelu", _gelu_kernel, _gelu_decomp, _gelu_vjp)
+GELU = _fused("gelu", _gelu_kernel, _gelu_decomp, _gelu_vjp,
+              schema='gelu(Tensor self, *, str approximate="none") -> Tensor')
 
 
 def gelu(input, approximate="none"):
@@ -98,7 +99,8 @@ def _silu_vjp(ctx, g):
     return (g * s * (1 + x * (1 - s)),)
 
 
-SILU = _fused("silu", lambda x: x * _sigmoid_np(x), lambda x: x * x.sigmoid(), _silu_vjp)
+SILU = _fused("silu", lambda x: x * _sigmoid_np(x), lambda x: x * x.sigmoid(), _silu_vjp,
+              schema="silu(Tensor self) -> Tensor")
 
 
 def _softplus_np(x):
@@ -112,7 +114,8 @@ def _mish_vjp(ctx, g):
 
 
 MISH = _fused("mish", lambda x: x * np.tanh(_softplus_np(x)),
-              lambda x: x * _softplus_decomp(x, 1, 20).tanh(), _mish_vjp)
+              lambda x: x * _softplus_decomp(x, 1, 20).tanh(), _mish_vjp,
+              schema="mish(Tensor self) -> Tensor")
 
 
 def _hardswish_vjp(ctx, g):
@@ -122,7 +125,8 @@ def _hardswish_vjp(ctx, g):
 
 
 HARDSWISH = _fused("hardswish", lambda x: x * np.clip(x + 3, 0, 6) / 6,
-                   lambda x: x * (x + 3).clamp(0, 6) / 6, _hardswish_vjp)
+                   lambda x: x * (x + 3).clamp(0, 6) / 6, _hardswish_vjp,
+                   schema="hardswish(Tensor self) -> Tensor")
 
 
 def _hardsigmoid_vjp(ctx, g):
@@ -131,7 +135,8 @@ def _hardsigmoid_vjp(ctx, g):
 
 
 HARDSIGMOID = _fused("hardsigmoid", lambda x: np.clip(x + 3, 0, 6) / 6,
-                     lambda x: (x + 3).clamp(0, 6) / 6, _hardsigmoid_vjp)
+                     lambda x: (x + 3).clamp(0, 6) / 6, _hardsigmoid_vjp,
+                     schema="hardsigmoid(Tensor self) -> Tensor")
 
 
 def _log_sigmoid_vjp(ctx, g):
@@ -139,7 +144,8 @@ def _log_sigmoid_vjp(ctx, g):
 
 
 LOG_SIGMOID = _fused("log_sigmoid", lambda x: -np.logaddexp(0, -x),
-                     lambda x: -(-x).logaddexp(x.new_zeros(())), _log_sigmoid_vjp)
+                     lambda x: -(-x).logaddexp(x.new_zeros(())), _log_sigmoid_vjp,
+                     schema="log_sigmoid(Tensor self) -> Tensor")
 
 
 def silu(input, inplace=False):
@@ -179,7 +185,9 @@ def _elu_vjp(ctx, g):
     return _where(x > 0, g * scale, neg), None, None, None
 
 
-ELU = _fused("elu", _elu_kernel, _elu_decomp, _elu_vjp)
+ELU = _fused("elu", _elu_kernel, _elu_decomp, _elu_vjp,
+             schema="elu(Tensor self, Scalar alpha=1, Scalar scale=1, "
+                    "Scalar input_scale=1) -> Tensor")
 
 
 def elu(input, alpha=1.0, inplace=False):
@@ -216,7 +224,8 @@ def _leaky_relu_vjp(ctx, g):
 
 
 LEAKY_RELU = _fused("leaky_relu", lambda x, s: np.where(x > 0, x, x * s),
-                    lambda x, s: _where(x > 0, x, x * s), _leaky_relu_vjp)
+                    lambda x, s: _where(x > 0, x, x * s), _leaky_relu_vjp,
+                    schema="leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor")
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -238,7 +247,8 @@ def _threshold_kernel(x, th, value):
 
 THRESHOLD = _fused("threshold", _threshold_kernel,
                    lambda x, th, value: _where(x > th, x, value),
-                   _threshold_vjp, allowed={1, 2})
+                   _threshold_vjp, allowed={1, 2},
+                   schema="threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor")
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -263,7 +273,8 @@ def _hardtanh_vjp(ctx, g):
 
 
 HARDTANH = _fused("hardtanh", lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
-                  lambda x, lo, hi: x.clamp(lo, hi), _hardtanh_vjp, allowed={1, 2})
+                  lambda x, lo, hi: x.clamp(lo, hi), _hardtanh_vjp, allowed={1, 2},
+                  schema="hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor")
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -298,7 +309,8 @@ def _softplus_vjp(ctx, g):
     return _where(bx > threshold, g, g * bx.sigmoid()), None, None
 
 
-SOFTPLUS = _fused("softplus", _softplus_kernel, _softplus_decomp, _softplus_vjp)
+SOFTPLUS = _fused("softplus", _softplus_kernel, _softplus_decomp, _softplus_vjp,
+                  schema="softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor")
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -315,10 +327,12 @@ def _shrink_vjp(ctx, g):
 
 
 HARDSHRINK = _fused("hardshrink", lambda x, l: np.where((x >= -l) & (x <= l), 0, x),
-                    lambda x, l: x * _shrink_mask(x, l), _shrink_vjp)
+                    lambda x, l: x * _shrink_mask(x, l), _shrink_vjp,
+                    schema="hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor")
 SOFTSHRINK = _fused("softshrink",
                     lambda x, l: np.where(x > l, x - l, np.where(x < -l, x + l, 0)),
-                    lambda x, l: (x - x.clamp(-l, l)), _shrink_vjp)
+                    lambda x, l: (x - x.clamp(-l, l)), _shrink_vjp,
+                    schema="softshrink(Tensor self, Scalar lambd=0.5) -> Tensor")
 
 
 def _check_lambd(input, lambd):
@@ -389,7 +403,8 @@ def _glu_vjp(ctx, g):
 
 
 GLU = register("glu", _glu_kernel, meta=_glu_meta, vjp=_glu_vjp, decomp=_glu_decomp,
-               check=True, tags=("composite",))
+               check=True, tags=("composite",),
+               schema="glu(Tensor self, int dim=-1) -> Tensor")
 
 
 def glu(input, dim=-1):
@@ -452,7 +467,8 @@ def _prelu_vjp(ctx, g):
 
 PRELU = register("prelu", _prelu_kernel, meta=_prelu_meta, vjp=_prelu_vjp,
                  decomp=_prelu_decomp, check=True, tags=("composite",),
-                 amp_policy="lower_precision")
+                 amp_policy="lower_precision",
+                 schema="prelu(Tensor self, Tensor weight) -> Tensor")
 
 
 def prelu(input, weight):

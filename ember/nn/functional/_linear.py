@@ -92,7 +92,8 @@ def _linear_vjp(ctx, g):
 
 LINEAR = register("linear", _linear_kernel, meta=_linear_meta, vjp=_linear_vjp,
                   decomp=_linear_decomp, check=True, tags=("linalg", "composite"),
-                  amp_policy="lower_precision")
+                  amp_policy="lower_precision",
+                  schema="linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor")
 
 
 def linear(input, weight, bias=None):

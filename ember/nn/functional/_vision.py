@@ -384,7 +384,9 @@ def _grid_sampler_vjp(ctx, grad):
 
 GRID_SAMPLER = register("grid_sampler", _grid_sampler_kernel, meta=_grid_sampler_meta,
                         vjp=_grid_sampler_vjp, decomp=_grid_sample_decomp, check=True,
-                        tags=("gather",), amp_policy="fp32")
+                        tags=("gather",), amp_policy="fp32",
+                        schema="grid_sampler(Tensor input, Tensor grid, int interpolation_mode, "
+                               "int padding_mode, bool align_corners) -> Tensor")
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
