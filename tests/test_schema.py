@@ -1,4 +1,4 @@
-"""Op schemas (ember/ops/_schema.py, _op_schemas.py): the parser reads PyTorch's syntax,
+"""Op schemas (ember/ops/_schema.py; each registration's schema=): the parser reads PyTorch's syntax,
 every registry op declares a schema that describes its real positional tuple, the
 schema agrees with aten's where PyTorch has the op (differences listed with a reason),
 keyword arguments bind through it, and the OpOverload surface reads like PyTorch's."""
