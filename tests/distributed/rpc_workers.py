@@ -5,7 +5,6 @@ import sys
 import threading
 import time
 
-import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dist_workers import free_port, run_world  # noqa: E402,F401

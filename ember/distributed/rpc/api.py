@@ -164,14 +164,16 @@ def _handle_remote(agent, src, mid, meta, payload):
 
 def _handle_fetch(agent, src, mid, meta, payload):
     from . import rref
-    e = rref.touch(meta)
+    rid, ctx_id = meta
+    e = rref.touch(rid)
+    dctx = _dist_ctx(ctx_id, src)     # a fetch inside a context records the send
 
     def done(f):
         try:
             if f._exc is not None:
                 agent.respond(src, mid, exc=f._exc)
             else:
-                agent.respond(src, mid, _wire.dumps((f._value, None), src, _Hooks(agent)))
+                agent.respond(src, mid, _wire.dumps((f._value, None), src, _Hooks(agent, dctx)))
         except Exception as exc:
             agent.respond(src, mid, exc=exc)
         finally:
@@ -409,5 +411,8 @@ def remote(to, func, args=None, kwargs=None, timeout=UNSET_RPC_TIMEOUT):
 
 
 def _fetch(agent, rref, timeout):
-    return agent.request(rref._owner, FETCH, rref._rid, (), _timeout(agent, timeout),
-                         keep=(None, None))
+    dctx = _current_ctx()
+    if dctx is not None:
+        dctx.peers.add(rref._owner)
+    return agent.request(rref._owner, FETCH, (rref._rid, dctx.context_id if dctx else None), (),
+                         _timeout(agent, timeout), keep=(dctx, None))

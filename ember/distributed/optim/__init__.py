@@ -1,0 +1,4 @@
+"""ember.distributed.optim: DistributedOptimizer over functional optimizers."""
+from .optimizer import DistributedOptimizer
+
+__all__ = ["DistributedOptimizer"]
