@@ -155,6 +155,8 @@ class _FullUnpickler(pickle.Unpickler):
         if module == "torch" and (name in S._UNSUPPORTED_DTYPES or
                                   isinstance(getattr(D, name, None), D.dtype)):
             return S._dtype_global(name)
+        if module == "torch" and name in S._DTYPE_OF_STORAGE:     # as torch's UnpicklerWrapper
+            return S._StorageType(name)
         if module == "torch" or module.startswith("torch."):
             return _ember_name(module, name)
         return super().find_class(module, name)
@@ -199,15 +201,46 @@ def _zip_errors(what):
         raise RuntimeError(f"PytorchStreamReader failed {what}: {e}") from None
 
 
-def _archive_prefix(zf):
-    names = zf.namelist()
-    prefix = names[0].split("/")[0] + "/" if names and "/" in names[0] else ""
-    if prefix + "data.pkl" not in names:
-        if prefix + "constants.pkl" in names:
-            raise RuntimeError("ember.load: this is a TorchScript archive "
-                               "(torch.jit.save); ember.load reads torch.save checkpoints")
+def _archive(zf, weights_only):
+    """(prefix, {name: ZipInfo}) of a torch.save archive, checked as torch's
+    PyTorchStreamReader checks it: every record under one folder, a readable `version` in
+    1..10, a data.pkl; the first of two records with one name wins, as in torch."""
+    infos = zf.infolist()
+    if not infos:
+        raise RuntimeError("PytorchStreamReader failed reading zip archive: archive is empty")
+    first = infos[0].filename
+    if "/" not in first:
+        raise RuntimeError(f"file in archive is not in a subdirectory: {first}")
+    prefix = first.split("/")[0] + "/"
+    records = {}
+    for info in infos:
+        records.setdefault(info.filename, info)
+    if prefix + "constants.pkl" in records:
+        if weights_only:
+            raise RuntimeError("Cannot use ``weights_only=True`` with TorchScript archives "
+                               "passed to ``torch.load``. " + _UNSAFE)
+        raise RuntimeError("ember.load: this is a TorchScript archive (torch.jit.save); "
+                           "ember.load reads torch.save checkpoints")
+    version = records.get(prefix + ".data/version") or records.get(prefix + "version")
+    if version is None:
+        raise RuntimeError('Expected hasRecord("version") to be true, but got false.')
+    with _zip_errors("reading file version"):
+        text = zf.read(version).decode("latin-1")
+    try:
+        number = int(text.strip().split()[0] if text.strip() else "")
+    except ValueError:
+        raise RuntimeError(f"Couldn't parse the version {text} as Long Long.") from None
+    if number < 1:
+        raise RuntimeError(f"Attempted to read a PyTorch file with version {number}, but the "
+                           "minimum supported version for reading is 1. Your PyTorch script "
+                           "module file is too old.")
+    if number > 10:
+        raise RuntimeError(f"Attempted to read a PyTorch file with version {number}, but the "
+                           "maximum supported version for reading is 10. The version of your "
+                           "PyTorch installation may be too old.")
+    if prefix + "data.pkl" not in records:
         raise RuntimeError("PytorchStreamReader failed locating file data.pkl: file not found")
-    return prefix
+    return prefix, records
 
 
 def _record_offset(f, info):
@@ -224,18 +257,18 @@ def _load_zip(fobj, path, map_location, weights_only, mmap):
     with _zip_errors("reading zip archive"):
         zf = zipfile.ZipFile(fobj)
     with zf:
-        prefix = _archive_prefix(zf)
-        names = set(zf.namelist())
+        prefix, records = _archive(zf, weights_only)
         with _zip_errors("reading file byteorder"):
-            swap = prefix + "byteorder" in names and zf.read(prefix + "byteorder") == b"big"
+            swap = prefix + "byteorder" in records and \
+                zf.read(records[prefix + "byteorder"]) == b"big"
         storages = {}
 
         def read_storage(key, dtype, numel, location):
             name = f"{prefix}data/{key}"
-            if name not in names:
+            info = records.get(name)
+            if info is None:
                 raise RuntimeError(f"PytorchStreamReader failed locating file data/{key}: "
                                    "file not found")
-            info = zf.getinfo(name)
             nbytes = numel * dtype.itemsize
             if mmap and not swap and info.compress_type == 0 and nbytes:
                 # as torch: a slice of the mapped file from the record's start, clamped to
@@ -283,7 +316,7 @@ def _load_zip(fobj, path, map_location, weights_only, mmap):
             return s
 
         with _zip_errors("reading file data.pkl"):
-            data = zf.read(prefix + "data.pkl")
+            data = zf.read(records[prefix + "data.pkl"])
         return _unpickle(io.BytesIO(data), weights_only, persistent_load)
 
 

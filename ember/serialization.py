@@ -457,8 +457,7 @@ def _torch_globals():
         g[f"torch._utils.{name}"] = _unsupported(name)
     for name in _STORAGE_NAMES.values():
         g[f"torch.{name}"] = _StorageType(name)
-    g["torch.UntypedStorage"] = _StorageType("UntypedStorage")
-    g["torch.storage.UntypedStorage"] = g["torch.UntypedStorage"]
+    g["torch.storage.UntypedStorage"] = _StorageType("UntypedStorage")
     return g
 
 

@@ -8,6 +8,7 @@ cases must stay >= 98%."""
 import io
 import os
 import pickle
+import re
 import struct
 import zipfile
 
@@ -72,6 +73,24 @@ def zip_ckpt(pkl=None, data=None, drop=(), extra=()):
     return buf.getvalue()
 
 
+def raw_zip(records, method=None):
+    """A zip of exactly these (name, bytes) records: ember's writer, or Python's zipfile
+    with `method` (ZIP_STORED / ZIP_DEFLATED)."""
+    buf = io.BytesIO()
+    if method is None:
+        S._write_zip(buf, records)
+    else:
+        with zipfile.ZipFile(buf, "w", method) as z:
+            for name, data in records:
+                z.writestr(name, data)
+    return buf.getvalue()
+
+
+def _with_version(version):
+    recs = [("archive/data.pkl", tensor_pkl()), ("archive/data/0", F6)]
+    return raw_zip(recs + ([("archive/version", version)] if version is not None else []))
+
+
 def _torch_bytes(obj, **kw):
     buf = io.BytesIO()
     torch.save(obj, buf, **kw)
@@ -112,6 +131,21 @@ def _corpus():
     c["data.pkl opcode 0xff"] = zip_ckpt(pkl=P2 + b"\xff" + STOP)
     c["data.pkl pickled by python"] = zip_ckpt(pkl=pickle.dumps({"a": [1, 2.5, None]},
                                                                 protocol=2))
+    # archive layout
+    for v in (None, b"0\n", b"-1\n", b"11\n", b"99\n", b"abc\n", b"", b" 3\n", b"10"):
+        c[f"version {v!r}"] = _with_version(v)
+    recs = [("archive/data.pkl", tensor_pkl()), ("archive/data/0", F6),
+            ("archive/version", b"3\n")]
+    c["records not in a folder"] = raw_zip([(n.split("/", 1)[1], d) for n, d in recs])
+    c["other folder name"] = raw_zip([("my_model/" + n.split("/", 1)[1], d) for n, d in recs])
+    c["TorchScript archive"] = raw_zip(recs + [("archive/constants.pkl", P2 + b")" + STOP)])
+    c["deflated records"] = raw_zip(recs, zipfile.ZIP_DEFLATED)
+    c["python zipfile stored"] = raw_zip(recs, zipfile.ZIP_STORED)
+    c["duplicate data.pkl (first wins)"] = raw_zip(recs + [("archive/data.pkl", b"junk")])
+    c["duplicate data/0 (first wins)"] = raw_zip(recs + [("archive/data/0", b"\1" * 24)])
+    c["byteorder big"] = zip_ckpt(drop=("byteorder",), extra=(("archive/byteorder", b"big"),))
+    c["byteorder junk"] = zip_ckpt(drop=("byteorder",),
+                                   extra=(("archive/byteorder", b"middle"),))
     # storages
     c["storage key missing"] = zip_ckpt(pkl=tensor_pkl(key="7"))
     c["storage numel -1"] = zip_ckpt(pkl=tensor_pkl(numel=-1))
@@ -122,6 +156,11 @@ def _corpus():
     c["storage type unknown"] = zip_ckpt(pkl=tensor_pkl(stype="FooStorage"))
     c["storage on cuda"] = zip_ckpt(pkl=tensor_pkl(location="cuda:0"))
     c["storage bad tag"] = zip_ckpt(pkl=tensor_pkl(tag="module"))
+    c["storage location unknown"] = zip_ckpt(pkl=tensor_pkl(location="banana"))
+    c["torch.UntypedStorage global"] = zip_ckpt(pkl=tensor_pkl(stype="UntypedStorage",
+                                                               numel=24))
+    c["BoolStorage over float bytes"] = zip_ckpt(pkl=tensor_pkl(stype="BoolStorage", numel=24))
+    c["storage key as int"] = zip_ckpt(pkl=tensor_pkl().replace(U("0"), b"K\x00", 1))
     # tensor geometry
     c["size past storage"] = zip_ckpt(pkl=tensor_pkl(size=(3, 3)))
     c["offset past storage"] = zip_ckpt(pkl=tensor_pkl(offset=5))
@@ -199,7 +238,7 @@ def _files(tmp_path_factory):
         folder = tmp_path_factory.mktemp("bad")
         CORPUS = {}
         for name, data in _corpus().items():
-            path = folder / (name.replace(" ", "_").replace("/", "_") + ".pt")
+            path = folder / (re.sub(r"[^A-Za-z0-9+.-]", "_", name) + ".pt")
             path.write_bytes(data)
             CORPUS[name] = path
     return CORPUS
@@ -275,7 +314,12 @@ def test_damaged_file_variants(tmp_path_factory, case, variant):
     out, e, t = _compare(path, "path", VARIANTS[variant])
     _check(case, variant, e, t)
     if e is None and variant != "wo_false":
-        _same_tree(out, torch.load(path, **VARIANTS[variant]))
+        kw = VARIANTS[variant]
+        if case == "deflated records":
+            # torch's mmap maps a compressed record's bytes as the tensor's (garbage
+            # values); ember decompresses it: compared with torch's plain load instead
+            kw = {}
+        _same_tree(out, torch.load(path, **kw))
 
 
 def test_paths_and_streams(tmp_path):
@@ -368,8 +412,8 @@ def test_save_unpicklable(tmp_path, case, tensor_first):
 
 def test_agreement_rate():
     """Runs last in this module. Every case outside DIFFERENT agrees with torch (asserted
-    case by case above); the raw rate, DIFFERENT included, is printed and kept >= 97.5%:
-    the two DIFFERENT files (torch bugs, run through 8 loaders each) are its only misses."""
+    case by case above); the raw rate, DIFFERENT included, must stay >= 98%: the two
+    DIFFERENT files (torch bugs, through every loader) are its only misses."""
     if len(RESULTS) < 60:
         pytest.skip("run the whole module to measure the agreement rate")
     rate = sum(RESULTS.values()) / len(RESULTS)
@@ -378,4 +422,4 @@ def test_agreement_rate():
     print(f"\ntype agreement with torch: {sum(RESULTS.values())}/{len(RESULTS)} = {rate:.4f}; "
           f"differ: {misses}")
     assert set(misses) <= set(DIFFERENT)
-    assert rate >= 0.975
+    assert rate >= 0.98
