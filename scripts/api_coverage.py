@@ -1,12 +1,21 @@
 """Which public PyTorch functions ember lacks, per namespace (needs torch installed).
 
-Usage: python scripts/api_coverage.py [--markdown]
+Usage: python scripts/api_coverage.py [--markdown] [--modules]
 Compares torch.<ns> with ember.<ns> for torch, torch.Tensor, torch.linalg, torch.fft,
 torch.special, torch.nn, torch.nn.functional, torch.optim; prints what is missing.
 Private names, classes of dtypes/storages, CUDA/distributed/quantized/sparse-only
 entries and deprecated aliases PyTorch itself hides are left out.
+
+Then module paths: every public module of the installed torch package (found on disk, so
+torch's own submodules are not imported), minus private ones (a component starting with
+"_"), device-specific ones (cuda, cudnn, mps, xpu, mtia, ...) and distributed internals
+(below torch.distributed.<pkg>), and whether `import ember.<path>` works for each -- what
+`ember run`'s import hook needs for `import torch.<path>`. --modules prints only this part.
 """
+import importlib
+import importlib.util
 import inspect
+import os
 import sys
 
 import torch
@@ -54,8 +63,94 @@ def resolve(root, ns):
     return obj
 
 
+DEVICE_PARTS = {"cuda", "cudnn", "cusparselt", "mps", "xpu", "mtia", "miopen", "nccl", "hip",
+                "cufft", "cublas", "nvtx", "jiterator", "tunable", "kleidiai", "mha"}
+
+
+# Toolchains around the runtime API (quantization, graph capture/export, ONNX, packaging,
+# benchmarking utilities): counted, but also reported apart from the program-facing paths.
+TOOLCHAINS = ("torch.ao", "torch.quantization", "torch.fx", "torch.onnx", "torch.export",
+              "torch.package", "torch.nativert", "torch.nn.quantized", "torch.nn.quantizable",
+              "torch.nn.intrinsic", "torch.nn.qat", "torch.jit.", "torch.utils.benchmark",
+              "torch.utils.tensorboard", "torch.utils.hipify", "torch.utils.data.datapipes",
+              "torch.utils.model_dump", "torch.utils.bottleneck", "torch.compiler",
+              "torch.contrib", "torch.numa", "torch.utils.viz", "torch.utils.cpp_extension")
+
+
+def _is_toolchain(path):
+    return any(path == t.rstrip(".") or path.startswith(t.rstrip(".") + ".")
+               for t in TOOLCHAINS)
+
+
+def torch_module_paths():
+    """Public module paths of the installed torch, from its files (nothing imported)."""
+    root = importlib.util.find_spec("torch").submodule_search_locations[0]
+    paths = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        parts = [] if rel == "." else rel.split(os.sep)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("_")
+                             and os.path.exists(os.path.join(dirpath, d, "__init__.py")))
+        if parts:
+            paths.append(parts)
+        paths += [parts + [f[:-3]] for f in sorted(filenames)
+                  if f.endswith(".py") and not f.startswith("_")]
+    keep = []
+    for parts in paths:
+        if any(p.startswith("_") or p in DEVICE_PARTS for p in parts):
+            continue
+        if parts[0] == "distributed" and len(parts) > 2:
+            continue          # internals of torch.distributed.<pkg>
+        keep.append("torch." + ".".join(parts))
+    return sorted(set(keep))
+
+
+def _resolves(path):
+    try:
+        importlib.import_module("ember" + path[len("torch"):])
+        return True
+    except ImportError:
+        return False
+    except Exception as e:  # noqa: BLE001 - a module that fails to import does not resolve
+        print(f"  ({path}: importing ember's module raised {type(e).__name__}: {e})",
+              file=sys.stderr)
+        return False
+
+
+def module_report(md):
+    paths = torch_module_paths()
+    groups = {}
+    for p in paths:
+        groups.setdefault(p.split(".")[1], []).append(p)
+    total_have = 0
+    lines = []
+    for top in sorted(groups, key=lambda g: (-len(groups[g]), g)):
+        have = [p for p in groups[top] if _resolves(p)]
+        total_have += len(have)
+        missing = [p for p in groups[top] if p not in have]
+        if md:
+            lines.append(f"- **torch.{top}**: {len(have)}/{len(groups[top])}"
+                         + (f"; missing: {', '.join(f'`{m}`' for m in missing)}"
+                            if missing else ""))
+        else:
+            lines.append(f"torch.{top}: {len(have)}/{len(groups[top])}"
+                         + (f"; missing: {' '.join(missing)}" if missing else ""))
+    program = [p for p in paths if not _is_toolchain(p)]
+    program_have = sum(_resolves(p) for p in program)
+    head = (f"module paths: {total_have}/{len(paths)} resolve in ember "
+            f"({100.0 * total_have / len(paths):.1f}%); without the toolchain trees "
+            f"(quantization, fx, onnx, export, package, benchmark utils, ...): "
+            f"{program_have}/{len(program)} ({100.0 * program_have / len(program):.1f}%)")
+    print(("**" + head + "**") if md else head)
+    for line in lines:
+        print(line)
+
+
 def main():
     md = "--markdown" in sys.argv
+    if "--modules" in sys.argv:
+        module_report(md)
+        return
     for ns in NAMESPACES:
         t = resolve(torch, ns)
         e = resolve(ember, ns)
@@ -68,6 +163,7 @@ def main():
                   + (", ".join(f"`{m}`" for m in missing) if missing else "none"))
         else:
             print(f"{label}: {have}/{len(names)}; missing: {' '.join(missing)}")
+    module_report(md)
 
 
 if __name__ == "__main__":
