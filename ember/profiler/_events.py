@@ -15,6 +15,7 @@ __all__ = ["FunctionEvent", "FunctionEventAvg", "EventList"]
 
 class FunctionEvent:
     """One recorded op, record_function range or autograd node."""
+    node_id = -1        # the RPC worker that ran it (-1: this process), as PyTorch's
 
     def __init__(self, id, name, thread, start_us, input_shapes=None, stack=None,
                  module=None, flops=0, mem_start=0):
@@ -171,6 +172,8 @@ class EventList(list):
                 args["Call stack"] = ";".join(ev.stack)
             if ev.flops:
                 args["flops"] = ev.flops
+            if ev.node_id >= 0:
+                args["Node Id"] = ev.node_id
             events.append({"ph": "X", "cat": "cpu_op", "name": ev.name, "pid": pid,
                            "tid": ev.thread, "ts": ev.start_us, "dur": ev.cpu_time_total,
                            "args": args})

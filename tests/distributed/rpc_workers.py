@@ -343,3 +343,43 @@ class EvilReduce:
 
     def __reduce__(self):
         return (open, (self.path, "w"))
+
+
+def udf_with_ops(x, y):
+    import ember
+    return ember.mm(x, y).add(1)
+
+
+def profiled(rank, ws, port, outdir):
+    """RPCs under the profiler: the call event, and the remote ops with their node id."""
+    import json
+
+    import ember
+    from ember.profiler import profile
+    rpc = init(rank, ws, port)
+    if rank == 0:
+        x = ember.ones(3, 3)
+        with profile() as prof:
+            fut = rpc.rpc_async("worker1", udf_with_ops, args=(x, x))
+            assert ember.equal(fut.wait(), ember.full((3, 3), 4.0))
+            rpc.rpc_sync("worker1", ember.add, args=(x, 1))
+        names = [e.name for e in prof.events()]
+        call = "rpc_async#udf_with_ops(worker0 -> worker1)"
+        assert call in names, names
+        remote = [e for e in prof.events() if e.name.startswith(call + "#remote_op: ")]
+        ops = {e.name.rsplit(": ", 1)[1] for e in remote}
+        assert {"aten::mm", "aten::add"} <= ops, ops
+        assert all(e.node_id == 1 for e in remote)
+        assert all(e.node_id == -1 for e in prof.events() if "#remote_op" not in e.name)
+        assert "rpc_sync#aten::add(worker0 -> worker1)" in names, names
+        keys = {a.key for a in prof.key_averages()}
+        assert call in keys and f"{call}#remote_op: aten::mm" in keys
+        path = os.path.join(outdir, "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            trace = json.load(f)["traceEvents"]
+        hits = [e for e in trace if e["name"] == f"{call}#remote_op: aten::mm"]
+        assert hits and hits[0]["args"]["Node Id"] == 1
+        os.remove(path)
+    rpc.shutdown()
+    mark(outdir, rank)

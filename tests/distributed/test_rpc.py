@@ -38,3 +38,9 @@ def test_unknown_function_malformed_unauthenticated_and_dead_worker(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["ok0", "ok1"]
     with open(tmp_path / "ok0", "rb") as f:
         assert pickle.load(f) < 5.0
+
+
+def test_profiler_records_rpc_and_remote_ops(tmp_path):
+    from rpc_workers import profiled
+    _run(profiled, 2, tmp_path)
+    assert sorted(os.listdir(tmp_path)) == ["ok0", "ok1"]

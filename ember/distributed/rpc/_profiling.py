@@ -21,6 +21,10 @@ class _Call:
 
 
 def _fn_name(func):
+    from ._wire import _public_name
+    where = _public_name(func) if callable(func) else None
+    if where is not None and where[0] == "ember":
+        return f"aten::{where[1]}"            # builtin ops are named as PyTorch names them
     mod = getattr(func, "__module__", "") or ""
     name = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
     return f"{mod}.{name}" if mod.startswith("ember") else name
@@ -35,7 +39,6 @@ def begin_call(kind, func, agent, dst):
     c.key = f"{kind}#{_fn_name(func)}({agent.name} -> {agent.names[dst]})"
     c.ev = FunctionEvent(next(prof._ids), c.key, threading.get_ident(),
                          time.perf_counter_ns() / 1000.0)
-    c.ev.node_id = agent.rank
     return c
 
 

@@ -214,9 +214,11 @@ def _ctx_del_inline(agent, src, mid, meta):
 def _decode_response(agent):
     def decode(payload, src, keep):
         value, events = _wire.loads(payload, src, _Hooks(agent, keep[0] if keep else None))
-        if keep and keep[1] is not None and events:
-            from . import _profiling
-            _profiling.add_remote_events(keep[1], events)
+        if keep and keep[1] is not None:   # before the Future completes: the caller's
+            from . import _profiling       # profiler may stop right after wait()
+            if events:
+                _profiling.add_remote_events(keep[1], events)
+            _profiling.end_call(keep[1])
         return value
     return decode
 
@@ -360,27 +362,29 @@ def _timeout(agent, timeout):
 
 def rpc_async(to, func, args=None, kwargs=None, timeout=UNSET_RPC_TIMEOUT):
     """Run func(*args, **kwargs) on `to`; returns a Future of the result."""
+    return _call(to, func, args, kwargs, timeout, "rpc_async")
+
+
+def _call(to, func, args, kwargs, timeout, kind):
     from . import _profiling
     agent = _require_agent()
     dst = _to_rank(agent, to)
     if not callable(func):
         raise TypeError(f"function should be callable, got {type(func).__name__}")
     dctx = _current_ctx()
-    prof = _profiling.begin_call("rpc_async", func, agent, dst)
+    prof = _profiling.begin_call(kind, func, agent, dst)
     frames = _wire.dumps((func, tuple(args or ()), dict(kwargs or {})), dst, _Hooks(agent, dctx))
     fut = agent.request(dst, CALL, (dctx.context_id if dctx else None,
                                     prof.key if prof else None),
                         frames, _timeout(agent, timeout), keep=(dctx, prof))
     if dctx is not None:
         dctx.peers.add(dst)
-    if prof is not None:
-        fut.add_done_callback(lambda f: _profiling.end_call(prof))
     return fut
 
 
 def rpc_sync(to, func, args=None, kwargs=None, timeout=UNSET_RPC_TIMEOUT):
     """rpc_async(...).wait()."""
-    return rpc_async(to, func, args, kwargs, timeout).wait()
+    return _call(to, func, args, kwargs, timeout, "rpc_sync").wait()
 
 
 def remote(to, func, args=None, kwargs=None, timeout=UNSET_RPC_TIMEOUT):
