@@ -22,6 +22,11 @@ from .distributed_c10d import (Backend, GroupMember, P2POp, ProcessGroup, all_ga
                                scatter, send)
 from .rendezvous import register_rendezvous_handler, rendezvous
 
+try:    # torch.distributed.rpc / .autograd / .optim: need pyzmq (the `distributed` extra)
+    from . import autograd, optim, rpc  # noqa: F401
+except ImportError:
+    pass
+
 
 def is_available():
     """ember.distributed is always built (torch.distributed.is_available)."""
