@@ -173,15 +173,15 @@ def _zip_checkpoint(pkl):
 
 
 def _ember_objects():
-    """Every class, function and dtype ember's modules hold (and the stdlib types the
-    allowlist exposes), for the before/after snapshot."""
+    """Every module, class, function and dtype of ember (and what the allowlist exposes),
+    for the before/after snapshot. Other instances (the default RNG Generator, reseeded
+    by conftest before each test) legitimately change between tests."""
     seen, out = set(), []
     mods = [m for n, m in list(sys.modules.items()) if n == "ember" or n.startswith("ember.")]
     for mod in mods:
         out.append(mod)
         for v in list(vars(mod).values()):
-            if id(v) not in seen and (isinstance(v, (type, types.FunctionType, ember.dtype))
-                                      or type(v).__module__.startswith("ember")):
+            if id(v) not in seen and isinstance(v, (type, types.FunctionType, ember.dtype)):
                 seen.add(id(v))
                 out.append(v)
     out += [collections.OrderedDict, collections.Counter, set, bytearray, complex,
@@ -245,23 +245,24 @@ def _ext_code():
 
 
 @pytest.fixture(scope="module")
-def _warm(tmp_path_factory):
-    """One ordinary load first: lazy caches (the allowlist) fill before the snapshots."""
+def _baseline(tmp_path_factory):
+    """One ordinary load first (lazy caches such as the allowlist fill), then one snapshot
+    of ember's objects that every hostile load is checked against."""
     p = tmp_path_factory.mktemp("warm") / "ok.pt"
     ember.save({"x": ember.ones(2), "od": collections.OrderedDict(a=1)}, p)
     ember.load(p)
+    return _snapshot()
 
 
 @pytest.mark.parametrize("container", ["zip", "raw"])
 @pytest.mark.parametrize("case", CASE_NAMES)
-def test_hostile_pickle_refused(tmp_path, case, container, _warm):
+def test_hostile_pickle_refused(tmp_path, case, container, _baseline):
     marker = tmp_path / "pwned"
     pkl = _cases(marker)[case]
     data = _zip_checkpoint(pkl) if container == "zip" else pkl
-    before = _snapshot()
     e = _outcome(_ember_load, data, tmp_path, "e.pt")
     assert not marker.exists(), "the hostile pickle ran code"
-    assert _changed(before) == [], "the hostile pickle changed ember's objects"
+    assert _changed(_baseline) == [], "the hostile pickle changed ember's objects"
     t = _outcome(_torch_load, data, tmp_path, "t.pt")
     assert not marker.exists()
     assert e is not None, "ember loaded a file that weights_only must refuse"
@@ -269,6 +270,23 @@ def test_hostile_pickle_refused(tmp_path, case, container, _warm):
     if isinstance(t, pickle.UnpicklingError):
         assert str(e).startswith("Weights only load failed"), str(e)
     assert "e.pt" in str(e) or not isinstance(e, (RuntimeError, pickle.UnpicklingError))
+
+
+def test_snapshot_sees_tampering(_baseline):
+    """The before/after check can fail: it notices exactly what the old unpickler's BUILD
+    did (a class attribute, a dtype slot, a function's defaults)."""
+    fn = S._rebuild_tensor_v2
+    saved = (ember.float32.itemsize, fn.__defaults__)
+    ember.Size.numel2 = "pwned"
+    try:
+        ember.float32.itemsize = 99
+        fn.__defaults__ = (1,)
+        changed = _changed(_baseline)
+    finally:
+        del ember.Size.numel2
+        ember.float32.itemsize, fn.__defaults__ = saved
+    assert len(changed) == 3, changed
+    assert _changed(_baseline) == []
 
 
 def test_hostile_cases_are_live(tmp_path):
