@@ -42,6 +42,13 @@ CASES = [
      False, True),
     ("Poisson", [[0.5, 4.0, 30.0]], [0.0, 3.0, 27.0], False, False),
     ("Geometric", [[0.2, 0.5, 0.9]], [0.0, 3.0, 1.0], False, True),
+    ("Pareto", [[1.0, 0.5, 2.0], [3.0, 4.5, 5.0]], [1.5, 0.7, 2.5], True, True),
+    ("Weibull", [[1.0, 0.5, 2.0], [1.5, 3.0, 0.8]], [1.5, 0.7, 2.5], True, True),
+    ("Kumaraswamy", [[1.5, 0.5, 2.0], [3.0, 4.5, 0.8]], [0.2, 0.7, 0.5], False, True),
+    ("InverseGamma", [[3.5, 4.0, 5.0], [1.0, 0.5, 3.0]], [0.4, 2.0, 1.7], False, True),
+    ("FisherSnedecor", [[3.0, 6.0, 10.0], [9.0, 12.0, 15.0]], [0.4, 2.0, 1.7], False, False),
+    ("ContinuousBernoulli", [[0.2, 0.5, 0.9]], [0.3, 0.5, 0.95], True, True),
+    ("NegativeBinomial", [[3.0, 5.0, 10.0], [0.2, 0.5, 0.7]], [0.0, 3.0, 12.0], False, False),
 ]
 
 
@@ -98,7 +105,8 @@ def test_sample_shapes_and_means(name, params, value, has_cdf, has_entropy):
 
 
 @pytest.mark.parametrize("name", ["Normal", "Uniform", "Exponential", "Laplace", "Gamma",
-                                  "Beta", "StudentT", "LogNormal", "Gumbel"])
+                                  "Beta", "StudentT", "LogNormal", "Gumbel", "Weibull",
+                                  "Kumaraswamy", "InverseGamma", "ContinuousBernoulli"])
 def test_rsample_gradient_matches_expectation(name):
     """d/dtheta E[f(x)] by rsample equals torch's within Monte Carlo error."""
     params = {c[0]: c[1] for c in CASES}[name]
@@ -343,3 +351,28 @@ def test_transform_to_and_constraints():
         close(ED.biject_to(c_e)(E(x)), TD.biject_to(c_t)(T(x)))
         assert repr(c_e) == repr(c_t)
     assert repr(ED.Normal.arg_constraints["scale"]) == repr(TD.Normal.arg_constraints["scale"])
+
+
+def test_multinomial_logistic_normal_von_mises():
+    p = [[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]]
+    me, mt = ED.Multinomial(10, probs=E(p)), TD.Multinomial(10, probs=T(p))
+    v = [[2.0, 3.0, 5.0], [7.0, 3.0, 0.0]]
+    close(me.log_prob(E(v)), mt.log_prob(T(v)))
+    close(me.entropy(), mt.entropy())
+    s = me.sample((3000,))
+    assert tuple(s.shape) == (3000, 2, 3)
+    np.testing.assert_allclose(s.numpy().sum(-1), 10.0)
+    np.testing.assert_allclose(s.numpy().mean(0), 10 * np.array(p), atol=0.15)
+    le = ED.LogisticNormal(E([0.1, -0.5]), E([1.0, 0.5]))
+    lt = TD.LogisticNormal(T([0.1, -0.5]), T([1.0, 0.5]))
+    x = [0.2, 0.5, 0.3]
+    close(le.log_prob(E(x)), lt.log_prob(T(x)))
+    assert tuple(le.sample((4,)).shape) == (4, 3)
+    ve = ED.VonMises(E([0.5, -2.0]), E([2.0, 8.0]))
+    vt = TD.VonMises(T([0.5, -2.0]), T([2.0, 8.0]))
+    close(ve.log_prob(E([0.1, 3.0])), vt.log_prob(T([0.1, 3.0])))
+    close(ve.variance, vt.variance)
+    s = ve.sample((4000,)).numpy()
+    assert np.all(np.abs(s) <= np.pi)
+    circ_mean = np.angle(np.exp(1j * s).mean(0))
+    np.testing.assert_allclose(circ_mean, [0.5, -2.0], atol=0.08)

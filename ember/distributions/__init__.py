@@ -6,10 +6,13 @@ through rsample/log_prob/entropy back to the parameters.
 from . import constraints, transforms  # noqa: F401
 from .constraint_registry import biject_to, transform_to
 from .continuous import Cauchy, Exponential, Laplace, Normal, Uniform
+from .counts import ContinuousBernoulli, Multinomial, NegativeBinomial, VonMises
 from .discrete import (Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical,
                        OneHotCategoricalStraightThrough, Poisson)
 from .distribution import Distribution, ExponentialFamily
 from .gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
+from .heavy_tails import (FisherSnedecor, InverseGamma, Kumaraswamy, LogisticNormal, Pareto,
+                          Weibull)
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
 from .transformed_family import (ExpRelaxedCategorical, Gumbel, HalfCauchy, HalfNormal,
@@ -20,6 +23,8 @@ from .transforms import __all__ as _transforms_all
 from .wrappers import Independent, MixtureSameFamily, TransformedDistribution
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
+           "ContinuousBernoulli", "FisherSnedecor", "InverseGamma", "Kumaraswamy",
+           "LogisticNormal", "Multinomial", "NegativeBinomial", "Pareto", "VonMises", "Weibull",
            "Distribution", "ExpRelaxedCategorical", "Exponential", "ExponentialFamily",
            "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
            "Laplace", "LogNormal", "LogitRelaxedBernoulli", "MixtureSameFamily",
