@@ -188,10 +188,12 @@ def log_softmax(input, dim, dtype=None, *, out=None):
 # --------------------------------------------------------------------- clamp
 
 def _clamp_kernel(a, lo, hi):
+    # the input as NumPy's second operand: on a tie (0.0 vs -0.0) the input's sign is kept,
+    # as PyTorch's clamp does
     if lo is not None:
-        a = np.maximum(a, lo)
+        a = np.maximum(lo, a)
     if hi is not None:
-        a = np.minimum(a, hi)
+        a = np.minimum(hi, a)
     return a
 
 

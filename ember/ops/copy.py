@@ -424,6 +424,12 @@ def _legacy_type_name(d):
     return _LEGACY[d.name]
 
 
+def _pin_memory(self, device=None):
+    """PyTorch's CPU builds raise this too: pinned memory needs an accelerator."""
+    raise RuntimeError("pin_memory(): Cannot access accelerator device when none is available "
+                       "(ember has no accelerator backend to pin host memory for)")
+
+
 def _type_as(self, other):
     if not isinstance(other, Tensor):
         raise TypeError("type_as(): argument 'other' (position 1) must be Tensor, not "
@@ -446,6 +452,8 @@ def _install():
     T.cpu = lambda self, memory_format=None: self
     T.cuda = lambda self, *a, **k: to(self, "cuda")
     T.type_as = _type_as
+    T.pin_memory = _pin_memory
+    T.is_pinned = lambda self, device=None: False
 
 
 _install()

@@ -403,6 +403,8 @@ def _infer(data):
         kinds = set(map(type, data))
         if kinds <= _PY_SCALARS.keys():          # fast path: a flat list of numbers
             return _py_dtype(max(_PY_SCALARS[k] for k in kinds))
+        if isinstance(data[0], (str, bytes)):   # PyTorch takes the first item's length as a dim
+            raise ValueError(f"too many dimensions '{type(data[0]).__name__}'")
         out = None
         for x in data:
             d = _infer(x)
@@ -435,8 +437,8 @@ def _leaf_values(data):
         return [_leaf_values(x) for x in data]
     if isinstance(data, Tensor):
         if data.numel() != 1:
-            raise TypeError("only integer tensors of a single element can be converted to an "
-                            "index")
+            raise ValueError("only one element tensors can be converted to Python scalars "
+                             f"(got a tensor of shape {list(data.shape)} inside the data)")
         return data.item()
     return data
 

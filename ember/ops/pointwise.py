@@ -85,7 +85,8 @@ _unary("abs", np.abs, _abs_vjp, COMPLEX_TO_FLOAT, allowed={1, 2, 3})
 
 
 def _relu_kernel(a):
-    return np.maximum(a, 0) if a.dtype.kind != "b" else a.copy()
+    # NumPy's maximum returns its second operand on ties: relu(-0.0) is -0.0, as PyTorch's
+    return np.maximum(0, a) if a.dtype.kind != "b" else a.copy()
 
 
 _unary("relu", _relu_kernel, lambda ctx, g: (dispatch(THRESHOLD_BACKWARD, (g, ctx.out, 0)),),
@@ -97,20 +98,31 @@ def _threshold_backward_vjp(ctx, gg):
     return (dispatch(THRESHOLD_BACKWARD, (gg, out, threshold)), None, None)
 
 
-# relu's backward as one op (PyTorch's threshold_backward): grad where out > threshold, else 0
+# relu's backward as one op (PyTorch's threshold_backward): 0 where out <= threshold, else grad
+# (so a NaN input passes its gradient through, as in PyTorch)
 THRESHOLD_BACKWARD = register(
-    "threshold_backward", lambda g, out, threshold: np.where(out > threshold, g, 0).astype(g.dtype),
+    "threshold_backward",
+    lambda g, out, threshold: np.where(out <= threshold, 0, g).astype(g.dtype),
     meta=lambda g, out, threshold: (tuple(g.shape), g.dtype), vjp=_threshold_backward_vjp,
     save=(1, 2), tags=("pointwise",),
                               schema="threshold_backward(Tensor grad_output, Tensor self, "
                                      "Scalar threshold) -> Tensor")
-_unary("sign", lambda a: np.sign(a) if a.dtype.kind != "b" else a.copy(),
-       lambda ctx, g: (g * 0,), DEFAULT, allowed=NOT_COMPLEX)
+def _sign(a):
+    """np.sign, but sign(nan) is 0 as in PyTorch."""
+    if a.dtype.kind == "b":
+        return a.copy()
+    r = np.sign(a)
+    if r.dtype.kind == "f":
+        r = np.where(np.isnan(r), r.dtype.type(0), r)
+    return r
+
+
+_unary("sign", _sign, lambda ctx, g: (g * 0,), DEFAULT, allowed=NOT_COMPLEX)
 
 
 def _sgn(a):
     if a.dtype.kind != "c":
-        return np.sign(a)
+        return _sign(a)
     m = np.abs(a)
     return np.where(m == 0, 0, a / np.where(m == 0, 1, m)).astype(a.dtype)
 
@@ -298,19 +310,20 @@ POW = _binary("pow", _pow_kernel, _pow_vjp,
               schema="pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor")
 
 
-def _maximum_vjp(ctx, g, pick):
+def _maximum_vjp(ctx, g, loses):
+    """PyTorch's formula: ties split the gradient, the losing side gets 0; with a NaN
+    neither side loses, so both get the gradient."""
     a, b = ctx.args
-    mask = pick(a, b).to(g.dtype)
-    eq = (a == b).to(g.dtype)
-    ga = g * (mask + eq * 0.5) if ctx.needs_input_grad[0] else None
-    gb = g * ((1 - mask - eq) + eq * 0.5) if ctx.needs_input_grad[1] else None
+    h = g * (1 - (a == b).to(g.dtype) * 0.5)
+    ga = h.masked_fill(loses(a, b), 0) if ctx.needs_input_grad[0] else None
+    gb = h.masked_fill(loses(b, a), 0) if ctx.needs_input_grad[1] else None
     return ga, gb
 
 
-MAXIMUM = _binary("maximum", np.maximum, lambda ctx, g: _maximum_vjp(ctx, g, lambda a, b: a > b),
+MAXIMUM = _binary("maximum", np.maximum, lambda ctx, g: _maximum_vjp(ctx, g, lambda a, b: a < b),
                   allowed=NOT_COMPLEX,
                   schema="maximum(Tensor self, Tensor other) -> Tensor")
-MINIMUM = _binary("minimum", np.minimum, lambda ctx, g: _maximum_vjp(ctx, g, lambda a, b: a < b),
+MINIMUM = _binary("minimum", np.minimum, lambda ctx, g: _maximum_vjp(ctx, g, lambda a, b: a > b),
                   allowed=NOT_COMPLEX,
                   schema="minimum(Tensor self, Tensor other) -> Tensor")
 

@@ -488,9 +488,11 @@ binary("fmod", _fmod, _fmod_vjp, DEFAULT, REAL_NUMBERS, tensor_args=("input", No
 
 
 def _atan2_vjp(ctx, g):
+    """PyTorch's atan2_backward: the gradient at (0, 0) is 0, not NaN."""
     a, b = _args2(ctx)
-    r = a * a + b * b
-    return g * b / r, -g * a / r
+    recip = (a * a + b * b).reciprocal()
+    recip = recip.masked_fill(recip.isinf(), 0)
+    return g * b * recip, -g * a * recip
 
 
 binary("atan2", np.arctan2, _atan2_vjp, INT_TO_FLOAT, NOT_COMPLEX,
@@ -512,10 +514,20 @@ def _fmax_vjp(ctx, g, ge):
     return g.masked_fill(~take_a, 0), g.masked_fill(take_a, 0)
 
 
-binary("fmax", np.fmax, lambda ctx, g: _fmax_vjp(ctx, g, lambda a, b: a >= b), DEFAULT,
+def _first_on_tie(f):
+    """fmax/fmin return their first operand when the two compare equal (0.0 vs -0.0), as
+    PyTorch's kernels do; NumPy's choice depends on its SIMD path."""
+    def k(a, b):
+        return np.where(np.equal(a, b), a, f(a, b))
+    return k
+
+
+binary("fmax", _first_on_tie(np.fmax),
+       lambda ctx, g: _fmax_vjp(ctx, g, lambda a, b: a >= b), DEFAULT,
        check=no_complex("fmax not implemented for complex tensors."), inplace_method=False,
        schema="fmax(Tensor self, Tensor other) -> Tensor")
-binary("fmin", np.fmin, lambda ctx, g: _fmax_vjp(ctx, g, lambda a, b: a <= b), DEFAULT,
+binary("fmin", _first_on_tie(np.fmin),
+       lambda ctx, g: _fmax_vjp(ctx, g, lambda a, b: a <= b), DEFAULT,
        check=no_complex("fmin not implemented for complex tensors."), inplace_method=False,
        schema="fmin(Tensor self, Tensor other) -> Tensor")
 

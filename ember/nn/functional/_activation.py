@@ -57,7 +57,10 @@ def _run(op, input, args, inplace_=False):
 def _gelu_kernel(x, approximate):
     if approximate == "tanh":
         return 0.5 * x * (1 + np.tanh(_SQRT_2_PI * (x + 0.044715 * x ** 3)))
-    return 0.5 * x * (1 + _sp().erf(x / math.sqrt(2.0)))
+    r = 0.5 * x * (1 + _sp().erf(x / math.sqrt(2.0)))
+    if r.size > 1 and r.dtype.kind == "f":
+        np.putmask(r, np.isposinf(x), np.nan)   # PyTorch's vectorized kernel gives NaN at +inf
+    return r
 
 
 def _gelu_decomp(x, approximate):
@@ -143,7 +146,7 @@ def _log_sigmoid_vjp(ctx, g):
     return (g * (-ctx.args[0]).sigmoid(),)
 
 
-LOG_SIGMOID = _fused("log_sigmoid", lambda x: -np.logaddexp(0, -x),
+LOG_SIGMOID = _fused("log_sigmoid", lambda x: 0 - np.logaddexp(0, -x),     # +0.0 at +inf
                      lambda x: -(-x).logaddexp(x.new_zeros(())), _log_sigmoid_vjp,
                      schema="log_sigmoid(Tensor self) -> Tensor")
 
@@ -171,7 +174,8 @@ def logsigmoid(input):
 # ---------------------------------------------------------------- elu, selu, celu
 
 def _elu_kernel(x, alpha, scale, input_scale):
-    return np.where(x > 0, x * scale, alpha * scale * np.expm1(np.minimum(x, 0) * input_scale))
+    # minimum(0, x) keeps -0.0 (NumPy returns the second operand on ties): elu(-0.0) is -0.0
+    return np.where(x > 0, x * scale, alpha * scale * np.expm1(np.minimum(0, x) * input_scale))
 
 
 def _elu_decomp(x, alpha, scale, input_scale):
@@ -242,7 +246,7 @@ def _threshold_vjp(ctx, g):
 
 
 def _threshold_kernel(x, th, value):
-    return np.where(x > th, x, np.asarray(value).astype(x.dtype))
+    return np.where(x <= th, np.asarray(value).astype(x.dtype), x)    # NaN stays NaN
 
 
 THRESHOLD = _fused("threshold", _threshold_kernel,
@@ -272,7 +276,8 @@ def _hardtanh_vjp(ctx, g):
     return g * ((x > lo) & (x < hi)), None, None
 
 
-HARDTANH = _fused("hardtanh", lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
+# x as NumPy's second operand: ties (0.0 vs -0.0) keep the input's sign, as PyTorch's
+HARDTANH = _fused("hardtanh", lambda x, lo, hi: np.minimum(hi, np.maximum(lo, x)),
                   lambda x, lo, hi: x.clamp(lo, hi), _hardtanh_vjp, allowed={1, 2},
                   schema="hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor")
 
@@ -330,7 +335,7 @@ HARDSHRINK = _fused("hardshrink", lambda x, l: np.where((x >= -l) & (x <= l), 0,
                     lambda x, l: x * _shrink_mask(x, l), _shrink_vjp,
                     schema="hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor")
 SOFTSHRINK = _fused("softshrink",
-                    lambda x, l: np.where(x > l, x - l, np.where(x < -l, x + l, 0)),
+                    lambda x, l: np.where(x > l, x - l, np.where(x < -l, x + l, x * 0 + 0)),
                     lambda x, l: (x - x.clamp(-l, l)), _shrink_vjp,
                     schema="softshrink(Tensor self, Scalar lambd=0.5) -> Tensor")
 

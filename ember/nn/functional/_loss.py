@@ -14,6 +14,7 @@ import warnings
 from ..._tensor import Tensor
 from ...ops import loss as _ops
 from ...ops._registry import REGISTRY as _OP
+from ...ops._elementwise import type_name
 from ._activation import logsigmoid
 from ._misc import pairwise_distance
 
@@ -237,6 +238,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({_size(target)}) must be the same as input size "
                          f"({_size(input)})")
+    if not (target.dtype.is_floating_point or target.dtype.is_complex):
+        raise RuntimeError(f"binary_cross_entropy_with_logits: result type "
+                           f"{type_name(input.dtype)} can't be cast to the desired output type "
+                           f"{type_name(target.dtype)} (target must be floating point)")
     _not_differentiable("binary_cross_entropy_with_logits", "weight", weight)
     _not_differentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     return _OP["binary_cross_entropy_with_logits"](input, target, weight, pos_weight, r)

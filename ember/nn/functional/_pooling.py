@@ -78,6 +78,10 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """1-d max pooling over (N, C, L) or (C, L); return_indices=True also gives indices."""
+    if not input.dtype.is_floating_point:
+        from ...ops._elementwise import type_name
+        raise NotImplementedError(f'"max_pool1d_impl" not implemented for '
+                                  f"'{type_name(input.dtype)}'")
     r = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     return r if return_indices else r[0]
 
