@@ -417,3 +417,27 @@ def test_post_accumulate_grad_hooks_fire_under_a_mode():
         (p * 3).sum().backward()
     assert seen == [[2.0] * 3, [5.0] * 3]
     assert [n for n, _, _ in rec.calls].count("accumulate_grad_") == 2
+
+
+def test_custom_function_outputs_come_from_ops_under_a_mode():
+    """A custom Function that returns an input as-is and saves its output: both reach a
+    recording as alias ops, so its backward uses only recorded tensors."""
+    class Scale(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            out = x * 2
+            ctx.save_for_backward(out)
+            return out, y
+
+        @staticmethod
+        def backward(ctx, g, gy):
+            (out,) = ctx.saved_tensors
+            return g * out, gy
+
+    x = ember.ones(3, requires_grad=True)
+    y = ember.ones(3, requires_grad=True)
+    with Recorder({"x": x, "y": y}) as rec:
+        a, b = Scale.apply(x, y)
+        (a + b).sum().backward()
+    assert x.grad.tolist() == [2.0] * 3 and y.grad.tolist() == [1.0] * 3
+    assert [n for n, _, _ in rec.calls].count("alias") >= 2

@@ -14,7 +14,7 @@ import warnings
 
 from .._dispatch import STATE
 from .._tensor import Tensor, _alias
-from .graph import Node, SavedTensor, gradient_edge, _NO_EDGE
+from .graph import Node, SavedTensor, gradient_edge, _NO_EDGE, _alias_op, _wref
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable",
            "InplaceFunction", "NestedIOFunction"]
@@ -251,8 +251,9 @@ def _wrap_outputs(ctx, args, out, executable):
 
 
 def _input_alias(t):
-    """An input returned as-is comes back as a new tensor viewing it (torch: view_as)."""
-    o = _alias(t, t._data)
+    """An input returned as-is comes back as a new tensor viewing it (torch: view_as);
+    under a mode it is made by the alias op, so a recording sees where it comes from."""
+    o = _alias(t, t._data) if not STATE.modes else _alias_op(t)
     o._base = t if t._base is None else t._base
     return o
 
@@ -277,7 +278,7 @@ def _save(ctx, args, outs):
             saved.append(None)
             nrs.append(0)
         elif id(t) in out_ids and t.grad_fn is ctx:
-            saved.append(SavedTensor(_alias(t, t._data), True))
+            saved.append(SavedTensor(_alias(t, t._data), True, _wref(t)))
             nrs.append(out_ids[id(t)])
         else:
             saved.append(SavedTensor(t))
@@ -308,7 +309,7 @@ def once_differentiable(fn):
         res = []
         for i, o in enumerate(tup):
             if isinstance(o, Tensor) and o._dtype._kind >= 2:
-                o = _alias(o, o._data)
+                o = _alias(o, o._data) if not STATE.modes else _alias_op(o)
                 o.grad_fn, o._output_nr, o._rg = node, i, True
             res.append(o)
         return tuple(res) if isinstance(outputs, tuple) else res[0]
