@@ -89,9 +89,17 @@ def _allowed_ids():
     return ids
 
 
-def _no_build(torch_name):
-    def refuse(inst, state):        # torch's C types have no __dict__ to update
-        raise AttributeError(f"'{torch_name}' object has no attribute '__dict__'")
+def _no_build(torch_name, readonly):
+    """BUILD on ember's stand-in for one of torch's C types: those have no __dict__ and
+    read-only attributes, so torch's unpickler fails with these AttributeErrors."""
+    def refuse(inst, state):
+        slots = None
+        if isinstance(state, tuple) and len(state) == 2:
+            state, slots = state
+        if state:
+            raise AttributeError(f"'{torch_name}' object has no attribute '__dict__'")
+        for k in slots or {}:
+            raise AttributeError(readonly.format(name=k))
     return refuse
 
 
@@ -110,7 +118,9 @@ def _build_parameter(inst, state):
 
 def _build_hooks():
     from .nn.parameter import Parameter
-    return {Size: _no_build("torch.Size"), _device: _no_build("torch.device"),
+    return {Size: _no_build("torch.Size", "'torch.Size' object attribute '{name}' is read-only"),
+            _device: _no_build("torch.device",
+                               "attribute '{name}' of 'torch.device' objects is not writable"),
             Tensor: _build_tensor,
             Parameter: _build_parameter}
 

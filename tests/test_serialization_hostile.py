@@ -272,6 +272,24 @@ def test_hostile_pickle_refused(tmp_path, case, container, _baseline):
     assert "e.pt" in str(e) or not isinstance(e, (RuntimeError, pickle.UnpicklingError))
 
 
+GLOBAL_CASES = ["os.system", "posix.system", "nt.system", "sys.modules", "builtins.exec",
+                "__builtin__.eval", "builtins.getattr", "subprocess.call", "subprocess.Popen",
+                "copyreg._reconstructor", "torch.load global", "ember module global",
+                "INST os.system", "OBJ os.system", "EXT1", "NEWOBJ_EX Size",
+                "SETITEMS on set", "APPEND on dict", "persistent id module"]
+
+
+@pytest.mark.parametrize("case", GLOBAL_CASES)
+def test_refusal_message_is_torchs(tmp_path, case, _baseline):
+    """The whole message is PyTorch's ("Weights only load failed..." and the
+    WeightsUnpickler error line), then ember names the file."""
+    data = _zip_checkpoint(_cases(tmp_path / "m")[case])
+    e = _outcome(_ember_load, data, tmp_path, "e.pt")
+    t = _outcome(_torch_load, data, tmp_path, "t.pt")
+    assert isinstance(e, pickle.UnpicklingError) and isinstance(t, pickle.UnpicklingError)
+    assert str(e) == f"{t}\n(ember.load: {str(tmp_path / 'e.pt')!r})"
+
+
 def test_snapshot_sees_tampering(_baseline):
     """The before/after check can fail: it notices exactly what the old unpickler's BUILD
     did (a class attribute, a dtype slot, a function's defaults)."""
