@@ -1,7 +1,8 @@
 """`ember run script.py [args...]`: run an unmodified PyTorch program on ember.
 
 Note: an import hook makes `torch` and every `torch.<sub>` module resolve to
-`ember` / `ember.<sub>` (torch.nn -> ember.nn, torch.utils.data -> ember.utils.data);
+`ember` / `ember.<sub>` (torch.nn -> ember.nn, torch.utils.data -> ember.utils.data), and
+`torchvision[.sub]` to `ember.vision[.sub]` (torchaudio to ember.audio, where it exists);
 the `torch` seen by the program is a thin module that forwards attributes to ember
 and raises AttributeError naming the torch attribute ember does not provide.
 """
@@ -52,16 +53,27 @@ class _TorchProxy(types.ModuleType):
         return dir(self.__dict__["_target"])
 
 
+# top-level PyTorch-ecosystem packages and the ember packages that serve them
+_ALIASES = {"torch": "ember", "torchvision": "ember.vision", "torchaudio": "ember.audio"}
+
+
+def _alias_root(fullname):
+    """'torchvision.models' -> 'torchvision'; None for modules the hook does not serve."""
+    root = fullname.partition(".")[0]
+    return root if root in _ALIASES else None
+
+
 class _TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Resolves `torch[.sub...]` imports to proxies of `ember[.sub...]`."""
+    """Resolves `torch[.sub...]` (and torchvision/torchaudio) imports to ember proxies."""
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != "torch" and not fullname.startswith("torch."):
+        if _alias_root(fullname) is None:
             return None
         return importlib.util.spec_from_loader(fullname, self, is_package=True)
 
     def create_module(self, spec):
-        name = "ember" + spec.name[len("torch"):]
+        root = _alias_root(spec.name)
+        name = _ALIASES[root] + spec.name[len(root):]
         try:
             mod = importlib.import_module(name)
         except ModuleNotFoundError as e:
@@ -75,7 +87,7 @@ class _TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 def install_torch_alias():
     """From now on `import torch` gives ember (idempotent)."""
-    for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
+    for name in [n for n in sys.modules if _alias_root(n) is not None]:
         del sys.modules[name]
     if not any(isinstance(f, _TorchFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _TorchFinder())

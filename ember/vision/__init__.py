@@ -1,7 +1,7 @@
 """ember.vision: what `import torchvision` programs use, on ember (models, transforms,
 datasets, io, utils, ops). `ember run` maps `torchvision[.sub]` here.
 """
-from . import models, ops, transforms, datasets
+from . import models, ops, transforms, datasets, io, utils
 
 __version__ = "0.28.0"   # the torchvision release whose API this follows
 
