@@ -376,3 +376,38 @@ def test_multinomial_logistic_normal_von_mises():
     assert np.all(np.abs(s) <= np.pi)
     circ_mean = np.angle(np.exp(1j * s).mean(0))
     np.testing.assert_allclose(circ_mean, [0.5, -2.0], atol=0.08)
+
+
+def test_lowrank_mvn_and_generalized_pareto():
+    rng = np.random.default_rng(3)
+    loc, W, D = rng.normal(size=(2, 4)), rng.normal(size=(2, 4, 2)), rng.uniform(0.5, 2, (2, 4))
+    le = ED.LowRankMultivariateNormal(E(loc), E(W, True), E(D))
+    lt = TD.LowRankMultivariateNormal(T(loc), T(W, True), T(D))
+    x = rng.normal(size=(3, 2, 4))
+    lpe, lpt = le.log_prob(E(x)), lt.log_prob(T(x))
+    close(lpe, lpt)
+    lpe.sum().backward()
+    lpt.sum().backward()
+    close(le._unbroadcasted_cov_factor.grad, lt._unbroadcasted_cov_factor.grad, rtol=1e-5)
+    for attr in ("variance", "covariance_matrix", "precision_matrix", "scale_tril"):
+        close(getattr(le, attr), getattr(lt, attr), rtol=1e-5)
+    close(le.entropy(), lt.entropy())
+    s = le.sample((4000,)).numpy()
+    np.testing.assert_allclose(s.mean(0), loc, atol=0.15)
+    # float32: torch's GeneralizedPareto compares with a float32 zero internally
+    params = [[0.0, 1.0, -0.5], [1.0, 2.0, 0.5], [0.3, 0.0, -0.2]]
+
+    def E32(x):
+        return ember.tensor(x, dtype=ember.float32)
+
+    def T32(x):
+        return torch.tensor(x, dtype=torch.float32)
+    ge = ED.GeneralizedPareto(*[E32(p) for p in params])
+    gt = TD.GeneralizedPareto(*[T32(p) for p in params])
+    v = [0.5, 3.0, 0.4]
+    for a, b in [(ge.log_prob(E32(v)), gt.log_prob(T32(v))), (ge.cdf(E32(v)), gt.cdf(T32(v))),
+                 (ge.icdf(E32([0.3, 0.6, 0.9])), gt.icdf(T32([0.3, 0.6, 0.9]))),
+                 (ge.mean, gt.mean), (ge.variance, gt.variance), (ge.entropy(), gt.entropy())]:
+        close(a, b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.median(ge.sample((4000,)).numpy(), 0),
+                               gt.icdf(T32([0.5] * 3)).numpy(), rtol=0.1, atol=0.05)

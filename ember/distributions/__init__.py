@@ -13,7 +13,9 @@ from .distribution import Distribution, ExponentialFamily
 from .gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
 from .heavy_tails import (FisherSnedecor, InverseGamma, Kumaraswamy, LogisticNormal, Pareto,
                           Weibull)
+from .generalized_pareto import GeneralizedPareto
 from .kl import kl_divergence, register_kl
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal
 from .transformed_family import (ExpRelaxedCategorical, Gumbel, HalfCauchy, HalfNormal,
                                  LogitRelaxedBernoulli, LogNormal, RelaxedBernoulli,
@@ -23,7 +25,8 @@ from .transforms import __all__ as _transforms_all
 from .wrappers import Independent, MixtureSameFamily, TransformedDistribution
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
-           "ContinuousBernoulli", "FisherSnedecor", "InverseGamma", "Kumaraswamy",
+           "ContinuousBernoulli", "FisherSnedecor", "GeneralizedPareto",
+           "LowRankMultivariateNormal", "InverseGamma", "Kumaraswamy",
            "LogisticNormal", "Multinomial", "NegativeBinomial", "Pareto", "VonMises", "Weibull",
            "Distribution", "ExpRelaxedCategorical", "Exponential", "ExponentialFamily",
            "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
