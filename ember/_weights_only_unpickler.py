@@ -39,6 +39,7 @@ class MemoMiss(UnpicklingError, KeyError):
     __str__ = Exception.__str__
 
 BLOCKED_MODULES = ("sys", "os", "posix", "nt")
+_CHUNK = 1 << 20
 _NAME_MAPPING = None
 
 
@@ -85,7 +86,17 @@ class Unpickler:
 
     # ------------------------------------------------------------------ helpers
     def _readn(self, n):
-        data = self.read(n)
+        if n <= _CHUNK:
+            data = self.read(n)
+        else:       # a length field can claim 2**64 bytes: allocate only what is there
+            parts, left = [], n
+            while left:
+                part = self.read(min(left, _CHUNK))
+                if not part:
+                    break
+                parts.append(part)
+                left -= len(part)
+            data = b"".join(parts)
         if len(data) != n:       # EOFError, as PyTorch's unpickler (its next read is empty)
             raise EOFError("pickle data was truncated")
         return data

@@ -290,6 +290,18 @@ def test_refusal_message_is_torchs(tmp_path, case, _baseline):
     assert str(e) == f"{t}\n(ember.load: {str(tmp_path / 'e.pt')!r})"
 
 
+@pytest.mark.parametrize("opcode", [b"\x8d", b"\x8e", b"\x96"])   # BINUNICODE8/BINBYTES8/BYTEARRAY8
+@pytest.mark.parametrize("container", ["zip", "raw"])
+def test_huge_length_fields_allocate_nothing(tmp_path, opcode, container):
+    """A length field claiming 2**62 bytes ends in EOFError at the end of the data, without
+    asking for 2**62 bytes of memory (torch has no such opcodes: UnpicklingError)."""
+    pkl = b"\x80\x04" + opcode + struct.pack("<Q", 2 ** 62) + b"abc" + STOP
+    data = _zip_checkpoint(pkl) if container == "zip" else pkl
+    e = _outcome(_ember_load, data, tmp_path, "e.pt")
+    assert isinstance(e, EOFError) and "truncated" in str(e), repr(e)
+    assert isinstance(_outcome(_torch_load, data, tmp_path, "t.pt"), pickle.UnpicklingError)
+
+
 def test_snapshot_sees_tampering(_baseline):
     """The before/after check can fail: it notices exactly what the old unpickler's BUILD
     did (a class attribute, a dtype slot, a function's defaults)."""
