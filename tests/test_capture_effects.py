@@ -2,7 +2,8 @@
 
 A recording TorchDispatchMode, written as a PyTorch user writes one, captures one full
 training step of a small CNN (conv, BatchNorm, ReLU, Dropout, linear, cross-entropy;
-backward; GradScaler + Adam/AdamW/SGD-momentum) as a list of registry calls with tensors
+backward; GradScaler + Adam/AdamW/SGD-momentum; with and without bfloat16 autocast) as a
+list of registry calls with tensors
 replaced by ids. A tensor the step uses that is neither a declared input nor the output
 of a recorded call "appeared from nowhere" and fails the capture. Replaying the list on
 real tensors from the same starting state must give bit-identical parameters, optimizer
@@ -103,9 +104,10 @@ def build(opt_name):
     return model, opt, scaler
 
 
-def step(model, opt, scaler, x, y):
+def step(model, opt, scaler, x, y, autocast=False):
     opt.zero_grad(set_to_none=True)
-    loss = F.cross_entropy(model(x), y)
+    with ember.autocast("cpu", dtype=ember.bfloat16, enabled=autocast):
+        loss = F.cross_entropy(model(x), y)
     scaler.scale(loss).backward()
     scaler.step(opt)
     scaler.update()
@@ -171,15 +173,16 @@ def no_host_reads(monkeypatch):
     return active
 
 
-def eager_result(opt_name):
+def eager_result(opt_name, autocast=False):
     (m, o, s), rng = warm(opt_name)
-    step(m, o, s, *data())
+    step(m, o, s, *data(), autocast=autocast)
     return snapshot(state(m, o, s)), ember.get_rng_state().numpy().tobytes(), rng
 
 
-@pytest.mark.parametrize("opt_name", ["Adam", "AdamW", "SGD"])
-def test_real_capture_replays_bit_identical(opt_name, no_host_reads):
-    want, want_rng, rng0 = eager_result(opt_name)
+@pytest.mark.parametrize("opt_name,autocast", [("Adam", False), ("AdamW", False),
+                                               ("SGD", False), ("Adam", True)])
+def test_real_capture_replays_bit_identical(opt_name, autocast, no_host_reads):
+    want, want_rng, rng0 = eager_result(opt_name, autocast)
 
     (m, o, s), _ = warm(opt_name)
     ember.set_rng_state(rng0)
@@ -187,7 +190,7 @@ def test_real_capture_replays_bit_identical(opt_name, no_host_reads):
     inputs = dict(state(m, o, s), x=x, y=y)
     no_host_reads.append(True)
     with Recorder(inputs) as rec:
-        step(m, o, s, x, y)
+        step(m, o, s, x, y, autocast)
     no_host_reads.clear()
     assert_identical(snapshot(state(m, o, s)), want)       # recording changes nothing
 
@@ -212,9 +215,10 @@ def fake_state(opt_name, fm):
     return (m, o, s), (x, y)
 
 
-@pytest.mark.parametrize("opt_name", ["Adam", "AdamW", "SGD"])
-def test_fake_capture_replays_bit_identical(opt_name):
-    want, want_rng, rng0 = eager_result(opt_name)
+@pytest.mark.parametrize("opt_name,autocast", [("Adam", False), ("AdamW", False),
+                                               ("SGD", False), ("SGD", True)])
+def test_fake_capture_replays_bit_identical(opt_name, autocast):
+    want, want_rng, rng0 = eager_result(opt_name, autocast)
 
     fm = FakeTensorMode()
     (m, o, s), (x, y) = fake_state(opt_name, fm)
@@ -222,7 +226,7 @@ def test_fake_capture_replays_bit_identical(opt_name):
     assert all(t._fake for t in fakes.values())
     before = ember.get_rng_state().numpy().tobytes()
     with fm, Recorder(fakes) as rec:
-        step(m, o, s, x, y)
+        step(m, o, s, x, y, autocast)
     assert ember.get_rng_state().numpy().tobytes() == before    # fake runs draw nothing
 
     (m, o, s), _ = warm(opt_name)
