@@ -3,12 +3,13 @@
 A recording TorchDispatchMode, written as a PyTorch user writes one, captures one full
 training step of a small CNN (conv, BatchNorm, ReLU, Dropout, linear, cross-entropy;
 backward; GradScaler + Adam/AdamW/SGD-momentum; with and without bfloat16 autocast) as a
-list of registry calls with tensors
-replaced by ids. A tensor the step uses that is neither a declared input nor the output
-of a recorded call "appeared from nowhere" and fails the capture. Replaying the list on
-real tensors from the same starting state must give bit-identical parameters, optimizer
-state, running statistics, scaler state and RNG state to the eager step -- with the
-capture taken on real tensors and under FakeTensorMode (no data at all).
+list of registry calls with tensors replaced by ids. A tensor the step uses that is
+neither a declared input nor the output of a recorded call "appeared from nowhere" and
+fails the capture. Replaying the list on real tensors from the same starting state must
+give bit-identical parameters, optimizer state, running statistics, scaler state and RNG
+state to the eager step -- with the capture taken on real tensors and under
+FakeTensorMode (no data at all). While the real capture runs, .item()/.numpy()/.tolist()/
+bool() raise, and a lint greps the step path for host reads.
 """
 import re
 from pathlib import Path
