@@ -411,3 +411,32 @@ def test_lowrank_mvn_and_generalized_pareto():
         close(a, b, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(np.median(ge.sample((4000,)).numpy(), 0),
                                gt.icdf(T32([0.5] * 3)).numpy(), rtol=0.1, atol=0.05)
+
+
+def test_lkj_cholesky_and_wishart():
+    le, lt = ED.LKJCholesky(3, E([0.5, 2.0])), TD.LKJCholesky(3, T([0.5, 2.0]))
+    torch.manual_seed(0)
+    v = lt.sample()
+    close(le.log_prob(E(v.numpy())), lt.log_prob(v))
+    s = le.sample((500,))
+    assert tuple(s.shape) == (500, 2, 3, 3)
+    assert bool(TD.constraints.corr_cholesky.check(torch.from_numpy(s.numpy())).all())
+    rng = np.random.default_rng(1)
+    A = rng.normal(size=(3, 3))
+    cov = A @ A.T + np.eye(3)
+    df_e, df_t = E([4.0, 6.5], True), T([4.0, 6.5], True)
+    we = ED.Wishart(df_e, covariance_matrix=E(cov))
+    wt = TD.Wishart(df_t, covariance_matrix=T(cov))
+    x = wt.sample()
+    lpe, lpt = we.log_prob(E(x.numpy())), wt.log_prob(x)
+    close(lpe, lpt, rtol=1e-6)
+    lpe.sum().backward()
+    lpt.sum().backward()
+    close(df_e.grad, df_t.grad, rtol=1e-5)
+    close(we.entropy(), wt.entropy())
+    close(we.mean, wt.mean)
+    close(we.variance, wt.variance)
+    close(we.precision_matrix, wt.precision_matrix, rtol=1e-6)
+    draws = we.sample((3000,)).numpy()
+    np.testing.assert_allclose(draws.mean(0), wt.mean.detach().numpy(),
+                               atol=0.12 * np.abs(wt.mean.detach().numpy()).max())

@@ -15,6 +15,7 @@ from .heavy_tails import (FisherSnedecor, InverseGamma, Kumaraswamy, LogisticNor
                           Weibull)
 from .generalized_pareto import GeneralizedPareto
 from .kl import kl_divergence, register_kl
+from .lkj_cholesky import LKJCholesky
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal
 from .transformed_family import (ExpRelaxedCategorical, Gumbel, HalfCauchy, HalfNormal,
@@ -22,11 +23,12 @@ from .transformed_family import (ExpRelaxedCategorical, Gumbel, HalfCauchy, Half
                                  RelaxedOneHotCategorical)
 from .transforms import *  # noqa: F401,F403
 from .transforms import __all__ as _transforms_all
+from .wishart import Wishart
 from .wrappers import Independent, MixtureSameFamily, TransformedDistribution
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
            "ContinuousBernoulli", "FisherSnedecor", "GeneralizedPareto",
-           "LowRankMultivariateNormal", "InverseGamma", "Kumaraswamy",
+           "LKJCholesky", "LowRankMultivariateNormal", "Wishart", "InverseGamma", "Kumaraswamy",
            "LogisticNormal", "Multinomial", "NegativeBinomial", "Pareto", "VonMises", "Weibull",
            "Distribution", "ExpRelaxedCategorical", "Exponential", "ExponentialFamily",
            "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
