@@ -322,7 +322,13 @@ class _Ctx:
         self.r, self.n = pg._rank, pg._size
 
     def send(self, j, sub, arr, kind=COLL):
-        self.pg.mesh.peers[j].send(kind, self.seq, sub, None if arr is None else _b(arr))
+        mesh = self.pg.mesh
+        try:
+            mesh.peers[j].send(kind, self.seq, sub, None if arr is None else _b(arr))
+        except DistBackendError as e:
+            missing = sorted(set(mesh.crashed) | {j})
+            raise DistBackendError(f"[Rank {self.r}] {self.name} (sequence number {self.seq}) "
+                                   f"failed: {e}; missing ranks: {missing}") from e
 
     def take(self, j, sub, nbytes, deadline=None, soft=False, kind=COLL):
         pg, what = self.pg, f"[Rank {self.r}] {self.name} (sequence number {self.seq})"

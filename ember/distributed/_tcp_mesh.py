@@ -9,20 +9,30 @@ A reader that sees EOF marks its peer dead, which fails every wait on that peer 
 peers when it starts a collective (an ENTER frame), so a timeout can name the ranks that
 never reached the collective. Tensors travel as raw bytes (a memoryview of the array).
 """
+import atexit
 import collections
 import os
 import socket
 import struct
 import threading
 import time
+import weakref
 
 import numpy as np
 
 from ._errors import DistBackendError, DistNetworkError
 
-__all__ = ["Mesh", "COLL", "P2P", "ENTER", "CTRL"]
+__all__ = ["Mesh", "COLL", "P2P", "ENTER", "CTRL", "BYE"]
 
-COLL, P2P, ENTER, CTRL = 1, 2, 3, 4
+_live_meshes = weakref.WeakSet()
+
+
+@atexit.register
+def _say_goodbye():
+    for mesh in list(_live_meshes):
+        mesh.goodbye()
+
+COLL, P2P, ENTER, CTRL, BYE = 1, 2, 3, 4, 5
 _HDR = struct.Struct("<BqqQ")       # kind, a, b, nbytes
 
 
@@ -44,6 +54,7 @@ class _Peer:
         self.dead = None          # reason string once the connection is gone
         self.entered = -1         # highest collective sequence number the peer started
         self.recv_hooks = {}      # (kind, a, b) -> callable(buf): irecv completion
+        self.said_bye = False     # the peer shut down on purpose (not a crash)
         threading.Thread(target=self._read, daemon=True,
                          name=f"ember-dist-reader-{rank}").start()
 
@@ -56,6 +67,9 @@ class _Peer:
                 buf = np.empty(n, np.uint8)
                 if n:
                     _recv_into(self.sock, memoryview(buf))
+                if kind == BYE:
+                    self.said_bye = True
+                    continue
                 with self.cond:
                     if kind == ENTER:
                         self.entered = max(self.entered, a)
@@ -73,6 +87,8 @@ class _Peer:
                         if not self.mesh.closing else "process group destroyed"
                 hooks, self.recv_hooks = self.recv_hooks, {}
                 self.cond.notify_all()
+            if not self.said_bye and not self.mesh.closing:
+                self.mesh.peer_crashed(self.rank)
             for hook in hooks.values():
                 hook(None)
 
@@ -89,6 +105,8 @@ class _Peer:
             with self.cond:
                 if self.dead is None:
                     self.dead = f"rank {self.rank} closed its connection ({e})"
+            if not self.said_bye and not self.mesh.closing:
+                self.mesh.peer_crashed(self.rank)
             raise DistBackendError(f"send to rank {self.rank} failed: {e}") from e
 
     def take(self, key, deadline, what):
@@ -101,8 +119,13 @@ class _Peer:
                     if not box:
                         del self.mailbox[key]
                     return buf
-                if self.dead is not None:
-                    raise DistBackendError(f"{what} failed: {self.dead}")
+                crashed = self.mesh.crashed
+                if self.dead is not None or crashed:
+                    reason = self.dead if self.dead is not None else \
+                        f"rank {crashed[0]} died (connection lost)"
+                    missing = sorted(set(crashed) | ({self.rank} if self.dead else set()))
+                    raise DistBackendError(f"{what} failed: {reason}; missing ranks: "
+                                           f"{missing}")
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return None
@@ -116,8 +139,10 @@ class Mesh:
         self.rank, self.size, self.timeout_s = rank, world_size, timeout_s
         self.closing = False
         self.peers = {}
+        self.crashed = []         # ranks whose connection dropped without a goodbye
         if world_size == 1:
             return
+        _live_meshes.add(self)
         host = _advertised_host(store)
         lsock = socket.create_server(("", 0), backlog=world_size + 8)
         lsock.settimeout(timeout_s)
@@ -153,6 +178,14 @@ class Mesh:
                 pass
         self.peers[j] = _Peer(self, j, sock)
 
+    def peer_crashed(self, rank):
+        """A peer vanished mid-run (killed): wake every wait of this group so it fails."""
+        if rank not in self.crashed:
+            self.crashed.append(rank)
+        for p in list(self.peers.values()):
+            with p.cond:
+                p.cond.notify_all()
+
     def enter(self, seq):
         for p in self.peers.values():
             if p.dead is None:
@@ -167,7 +200,17 @@ class Mesh:
     def dead_peers(self):
         return [j for j, p in sorted(self.peers.items()) if p.dead is not None]
 
+    def goodbye(self):
+        """Tell peers this rank leaves on purpose, so they do not treat it as a crash."""
+        for p in self.peers.values():
+            if p.dead is None:
+                try:
+                    p.send(BYE, 0, 0)
+                except DistBackendError:
+                    pass
+
     def close(self):
+        self.goodbye()
         self.closing = True
         for p in self.peers.values():
             try:

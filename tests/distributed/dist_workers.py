@@ -277,3 +277,36 @@ def syncbn_train(rank, ws, port, path):
              gw=bn.weight.grad.numpy(), gb=bn.bias.grad.numpy(),
              rm=bn.running_mean.numpy(), rv=bn.running_var.numpy())
     dist.destroy_process_group()
+
+
+# ----------------------------------------------------------------------------- failures
+def failing(rank, ws, port, mode):
+    """`kill`: the last rank SIGKILLs itself mid-DDP-training; `sleep`: it stalls;
+    `monitored`: it never reaches monitored_barrier. Survivors must raise and exit != 0."""
+    import signal
+    import sys
+
+    import ember
+    dist = _init(rank, ws, port, timeout_s=3)
+    print("ready", flush=True)
+    if mode == "monitored":
+        if rank == ws - 1:
+            time.sleep(8)
+            return
+        from datetime import timedelta
+        dist.monitored_barrier(timeout=timedelta(seconds=2), wait_all_ranks=True)
+        return
+    model = ember.nn.Linear(64, 64)
+    ddp = ember.nn.parallel.DistributedDataParallel(model)
+    x = ember.randn(4, 64)
+    for step in range(20):
+        if step == 3 and rank == ws - 1:
+            if mode == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            time.sleep(30)
+        if mode == "kill":
+            ddp(x).sum().backward()
+        else:
+            dist.all_reduce(ember.ones(100000))
+        print("step", step, flush=True)
+    sys.exit(0)

@@ -98,6 +98,12 @@ _CHILD = textwrap.dedent("""
     n = store.add("count", 1)
     store.wait(["count"])
     print(other.decode(), n >= 1)
+    if rank == 1:
+        store.set("bye", "1")
+    else:           # the master hosts the store: it leaves last
+        store.wait(["bye"])
+        import time
+        time.sleep(0.5)
 """)
 
 
