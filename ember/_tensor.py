@@ -81,6 +81,8 @@ class Tensor:
     def size(self, dim=None):
         if dim is None:
             return Size(self._data.shape)
+        if self._data.ndim == 0:
+            raise IndexError(f"size(): Dimension specified as {dim} but tensor has no dimensions")
         return self._data.shape[_wrap_dim(dim, self._data.ndim, "size")]
 
     def dim(self):

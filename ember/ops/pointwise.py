@@ -210,7 +210,7 @@ def _div_kernel(a, b, rounding_mode=None):
 
 def _check_int_zero(b):
     if np.any(np.asarray(b) == 0):
-        raise RuntimeError("ZeroDivisionError")
+        raise RuntimeError("ZeroDivisionError (integer division or remainder by zero)")
 
 
 class _DivOp:
