@@ -458,15 +458,16 @@ def _label(f):
     return repr(name) if isinstance(name, str) else f"<{type(f).__name__}>"
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=False,
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
          **pickle_load_args):
     """torch.load for PyTorch's zip format and its legacy raw-pickle format.
     weights_only=True (the default) unpickles only tensors, storages, containers, primitive
     types and torch dtypes (PyTorch's allowlist) and raises pickle.UnpicklingError, running
     nothing and changing no object it did not create, for anything else. A damaged file
     raises what torch.load raises for it, with the file named in the message."""
-    if weights_only is None:
-        weights_only = True
+    if weights_only is None:            # torch: unset means True unless a pickle_module is given
+        weights_only = pickle_module is None
+    mmap = bool(mmap)
     if weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is "
                            "specified")

@@ -409,3 +409,15 @@ def test_pickle_protocols(tmp_path, protocol):
     assert ember.load(tmp_path / "p.pt")["b"] == [1, "x"]
     with pytest.raises(ValueError):
         ember.save(obj, tmp_path / "p.pt", pickle_protocol=1)
+
+
+def test_weights_only_default_and_pickle_module(tmp_path):
+    """As torch.load: weights_only unset means True, unless a pickle_module is given
+    (then False); weights_only=True with a pickle_module is a RuntimeError."""
+    ember.save({"f": collections.namedtuple}, tmp_path / "g.pt")
+    for lib in (torch, ember):
+        with pytest.raises(pickle.UnpicklingError):
+            lib.load(tmp_path / "g.pt")
+        assert lib.load(tmp_path / "g.pt", pickle_module=pickle)["f"] is collections.namedtuple
+        with pytest.raises(RuntimeError, match="Can not safely load weights when explicit"):
+            lib.load(tmp_path / "g.pt", pickle_module=pickle, weights_only=True)
