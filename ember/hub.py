@@ -16,7 +16,6 @@ import sys
 import tempfile
 import urllib.error
 import urllib.parse
-import urllib.request
 import warnings
 import zipfile
 
@@ -103,6 +102,7 @@ def _parse_repo_info(github):
 
 
 def _download(url, dst_file, hash_prefix=None, progress=True):
+    import urllib.request   # here, not at import time: it pulls in http, email and ssl
     req = urllib.request.Request(url, headers={"User-Agent": "ember.hub"})
     try:
         u = urllib.request.urlopen(req, timeout=_TIMEOUT_S)
