@@ -115,7 +115,7 @@ def _lse_decomp(a, dims, keepdim):
 
 LOGSUMEXP = register("logsumexp", _lse_kernel, meta=_lse_meta, vjp=_lse_vjp, save=(0,),
                      save_out=True, decomp=_lse_decomp, tags=("reduction",),
-                     schema="logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor")
+                     schema="logsumexp(Tensor self, int[1]? dim, bool keepdim=False) -> Tensor")
 
 
 def logsumexp(input, dim, keepdim=False, *, out=None):
@@ -214,7 +214,7 @@ def _norm_vjp(ctx, g):
 
 NORM = register("norm", _norm_kernel, meta=_norm_meta, vjp=_norm_vjp, save=(0,), save_out=True,
                 tags=("reduction",),
-                schema="norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, "
+                schema="norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1]? dim, "
                        "bool keepdim, *, ScalarType? dtype) -> Tensor")
 
 
@@ -281,7 +281,7 @@ def _count_nonzero_kernel(a, dims):
 
 COUNT_NONZERO = register("count_nonzero", _count_nonzero_kernel, tags=("reduction",),
                          meta=lambda a, dims: (reduced_shape(a.shape, dims, False), D.int64),
-                         schema="count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor")
+                         schema="count_nonzero.dim_IntList(Tensor self, int[]? dim) -> Tensor")
 
 
 def count_nonzero(input, dim=None):
