@@ -225,6 +225,8 @@ def _histogram_meta(a, bins, range, weight, density):
     return ((nb,), a.dtype), ((nb + 1,), a.dtype)
 
 
+# one op for aten's histogram.bin_ct and histogram.bins_tensor: `bins` may also be a Tensor
+# of edges (then `range` is None)
 HISTOGRAM = register("histogram", _histogram_kernel, meta=_histogram_meta, check=True,
                      tags=("reduction",),
                      schema="histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, "
