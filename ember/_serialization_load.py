@@ -281,10 +281,11 @@ def _load_zip(fobj, path, map_location, weights_only, mmap):
                                    "file not found")
             nbytes = numel * dtype.itemsize
             if mmap and not swap and info.compress_type == 0 and nbytes:
-                # as torch: a slice of the mapped file from the record's start, clamped to
-                # the file (torch does not check it against the record's size either)
+                # torch maps the storage without checking its size against the record (a
+                # tensor may then read the next record's bytes); ember maps at most the
+                # record, so only a tensor that really reaches past it raises
                 off = _record_offset(fobj, info)
-                avail = min(nbytes, max(os.path.getsize(path) - off, 0))
+                avail = min(nbytes, info.file_size, max(os.path.getsize(path) - off, 0))
                 avail -= avail % dtype.itemsize
                 if not avail:
                     return S._restore_location(map_location, S._LoadedStorage(

@@ -227,6 +227,11 @@ DIFFERENT = {
         EOFError, "the file ends inside a BININT: torch's weights-only unpickler leaks "
         "struct.error 'unpack requires a buffer of 4 bytes' (the brief forbids a bare "
         "struct.error); ember raises EOFError, as torch does for cuts elsewhere in a pickle"),
+    "data/0 short": (
+        RuntimeError, "with mmap=True torch maps the storage past the end of its record and "
+        "the tensor reads the next record's bytes; ember maps only the record and raises "
+        "(without mmap torch raises RuntimeError too)"),
+    "data/0 empty": (RuntimeError, "as 'data/0 short'"),
 }
 
 CORPUS = None
