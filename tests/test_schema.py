@@ -24,6 +24,7 @@ def test_parser_reads_pytorchs_syntax():
     assert [a.name for a in s.arguments] == ["self", "other", "alpha"]
     assert [a.kwarg_only for a in s.arguments] == [False, False, True]
     assert s.arguments[2].default_value == 1 and not s.arguments[0].has_default_value()
+    assert [str(a.type) for a in s.arguments] == ["Tensor", "Tensor", "Scalar"]
     assert not s.is_mutable and len(s.returns) == 1 and s.returns[0].name == ""
 
     s = parse_schema("add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)")
