@@ -339,8 +339,12 @@ case("take oob", lambda t: t.take(t.ones(2, 2), t.tensor([4])))
 case("take float", lambda t: t.take(t.ones(2, 2), t.tensor([0.0])))
 case("take_along_dim", lambda t: t.take_along_dim(t.ones(2, 3), t.tensor([[3]]), 1),
      differs="PyTorch's CPU kernel reads out of bounds without a check; ember raises")
-case("put_ oob", lambda t: t.zeros(3).put_(t.tensor([3]), t.ones(1)),
-     differs="Tensor.put_/put are not implemented in ember (AttributeError)")
+case("put_ oob", lambda t: t.zeros(3).put_(t.tensor([3]), t.ones(1)))
+case("put_ neg oob", lambda t: t.zeros(3).put_(t.tensor([-4]), t.ones(1)))
+case("put_ int32 index", lambda t: t.zeros(3).put_(t.tensor([0], dtype=t.int32), t.ones(1)))
+case("put_ numel", lambda t: t.zeros(3).put_(t.tensor([0, 1]), t.ones(1)))
+case("put_ dtype", lambda t: t.zeros(3).put_(t.tensor([0]), t.ones(1, dtype=t.float64)))
+case("put ok", lambda t: t.put(t.zeros(2, 3), t.tensor([0, -1]), t.ones(2), accumulate=True))
 
 # ------------------------------------------------------------------------------- indexing
 case("getitem oob", lambda t: t.ones(3)[3])

@@ -778,8 +778,47 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 _export(narrow_copy, kron, block_diag, trace, cdist)
 
 
+# ------------------------------------------------------------------------------- put
+
+def put_(self, index, source, accumulate=False):
+    """Writes source into the flattened self at index (take's inverse): an index_put_ on
+    the unraveled positions, so autograd and in-place checks come with it."""
+    if not isinstance(index, Tensor) or index._dtype is not D.int64:
+        got = type_name(index._dtype) if isinstance(index, Tensor) else type(index).__name__
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {got}")
+    if not isinstance(source, Tensor) or source._dtype is not self._dtype:
+        got = type_name(source._dtype) if isinstance(source, Tensor) else type(source).__name__
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {type_name(self._dtype)} and source.dtype = {got}")
+    if index._data.size != source._data.size:
+        raise IndexError(f"put_(): Expected source and index to have the same number of "
+                           f"elements, but got source.numel() = {source._data.size}, "
+                           f"index.numel() = {index._data.size}")
+    n = self._data.size
+    arr = index._data
+    if arr.size and (arr.min() < -n or arr.max() >= n):
+        raise IndexError(f"out of range: tried to access index "
+                         f"{int(arr[(arr < -n) | (arr >= n)][0])} on a tensor of {n} elements.")
+    target = self if self._data.ndim else S.unsqueeze(self, 0)
+    shape = target._data.shape
+    pos = np.unravel_index(np.where(arr < 0, arr + n, arr).reshape(-1), shape)
+    from .creation import as_tensor
+    idx = tuple(as_tensor(np.ascontiguousarray(p, dtype=np.int64)) for p in pos)
+    target.index_put_(idx, source.reshape(-1), accumulate=accumulate)
+    return self
+
+
+def put(input, index, source, accumulate=False):
+    return put_(input.clone(), index, source, accumulate)
+
+
+_export(put)
+
+
 def _install():
     T = Tensor
+    T.put_ = put_
+    T.put = put
     T.take_along_dim = take_along_dim
     T.index_copy = index_copy
     T.index_copy_ = index_copy_
