@@ -440,3 +440,68 @@ def test_lkj_cholesky_and_wishart():
     draws = we.sample((3000,)).numpy()
     np.testing.assert_allclose(draws.mean(0), wt.mean.detach().numpy(),
                                atol=0.12 * np.abs(wt.mean.detach().numpy()).max())
+
+
+def _kl_make(mod, conv, name, k):
+    """One parameter set per family (k picks a second, different set for q)."""
+    a = [0.3, 1.7][k]
+    b = [0.8, 2.5][k]
+    x = lambda v: conv([v, v * 1.1])   # noqa: E731
+    rng = np.random.default_rng(k)
+    W = rng.normal(size=(2, 3, 2))
+    D = rng.uniform(0.5, 2.0, (2, 3))
+    A = rng.normal(size=(3, 3))
+    cov = np.stack([A @ A.T + np.eye(3)] * 2)
+    return {
+        "Normal": lambda: mod.Normal(x(a), x(b)),
+        "Laplace": lambda: mod.Laplace(x(a), x(b)),
+        "Gumbel": lambda: mod.Gumbel(x(a), x(b)),
+        "Cauchy": lambda: mod.Cauchy(x(a), x(b)),
+        "HalfNormal": lambda: mod.HalfNormal(x(b)),
+        "Exponential": lambda: mod.Exponential(x(b)),
+        "Gamma": lambda: mod.Gamma(x(b), x(a + 0.5)),
+        "Beta": lambda: mod.Beta(x(b), x(a + 0.5)),
+        "Uniform": lambda: mod.Uniform(x(0.1 * (k + 1)), x(0.6 + 0.2 * k)),
+        "Pareto": lambda: mod.Pareto(x(0.5 + k), x(2.5 + k)),
+        "ContinuousBernoulli": lambda: mod.ContinuousBernoulli(x(0.2 + 0.5 * k)),
+        "Bernoulli": lambda: mod.Bernoulli(x(0.2 + 0.5 * k)),
+        "Binomial": lambda: mod.Binomial(5, x(0.2 + 0.5 * k)),
+        "Poisson": lambda: mod.Poisson(x(b)),
+        "MultivariateNormal": lambda: mod.MultivariateNormal(conv(rng.normal(size=(2, 3))),
+                                                             covariance_matrix=conv(cov)),
+        "LowRankMultivariateNormal": lambda: mod.LowRankMultivariateNormal(
+            conv(rng.normal(size=(2, 3))), conv(W), conv(D)),
+    }.get(name)
+
+
+def test_kl_registry_matches_torch_pairs():
+    """Every pair in torch's KL registry that has a constructor above gives torch's value."""
+    import torch.distributions.kl as TK
+    checked = 0
+    for tp, tq in TK._KL_REGISTRY:
+        mp_e, mq_e = _kl_make(ED, E, tp.__name__, 0), _kl_make(ED, E, tq.__name__, 1)
+        if mp_e is None or mq_e is None:
+            continue
+        mp_t, mq_t = _kl_make(TD, T, tp.__name__, 0), _kl_make(TD, T, tq.__name__, 1)
+        try:
+            kt = TD.kl_divergence(mp_t(), mq_t())
+        except NotImplementedError:
+            with pytest.raises(NotImplementedError):
+                ED.kl_divergence(mp_e(), mq_e())
+            continue
+        ke = ED.kl_divergence(mp_e(), mq_e())
+        np.testing.assert_allclose(ke.numpy(), kt.numpy(), rtol=1e-6, atol=1e-9,
+                                   err_msg=f"{tp.__name__} || {tq.__name__}")
+        checked += 1
+    assert checked >= 70
+
+
+def test_kl_bregman_for_exponential_families():
+    A = np.eye(3) * 2
+    pe = ED.Wishart(E(5.0), covariance_matrix=E(A))
+    qe = ED.Wishart(E(7.0), covariance_matrix=E(A * 1.5))
+    pt = TD.Wishart(T(5.0), covariance_matrix=T(A))
+    qt = TD.Wishart(T(7.0), covariance_matrix=T(A * 1.5))
+    close(ED.kl_divergence(pe, qe), TD.kl_divergence(pt, qt), rtol=1e-6)
+    with pytest.raises(NotImplementedError):
+        ED.kl_divergence(ED.Gamma(E([1.0]), E([1.0])), ED.Bernoulli(E([0.5])))

@@ -15,6 +15,7 @@ from .heavy_tails import (FisherSnedecor, InverseGamma, Kumaraswamy, LogisticNor
                           Weibull)
 from .generalized_pareto import GeneralizedPareto
 from .kl import kl_divergence, register_kl
+from . import kl_cross  # noqa: F401,E402  (registers the cross-family KL pairs)
 from .lkj_cholesky import LKJCholesky
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal

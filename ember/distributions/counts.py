@@ -360,3 +360,12 @@ class ContinuousBernoulli(ExponentialFamily):
     @property
     def _natural_params(self):
         return (self.logits,)
+
+    def _log_normalizer(self, x):
+        out_unst_reg = (ember.le(x, self._lims[0] - 0.5) | ember.gt(x, self._lims[1] - 0.5))
+        cut_nat_params = ember.where(out_unst_reg, x,
+                                     (self._lims[0] - 0.5) * ember.ones_like(x))
+        log_norm = (ember.log(ember.abs(ember.special.expm1(cut_nat_params)))
+                    - ember.log(ember.abs(cut_nat_params)))
+        taylor = 0.5 * x + ember.pow(x, 2) / 24.0 - ember.pow(x, 4) / 2880.0
+        return ember.where(out_unst_reg, log_norm, taylor)

@@ -183,3 +183,8 @@ class Wishart(ExponentialFamily):
         nu = self.df
         p = self._event_shape[-1]
         return (-self.precision_matrix / 2, (nu - p - 1) / 2)
+
+    def _log_normalizer(self, x, y):
+        p = self._event_shape[-1]
+        return ((y + (p + 1) / 2) * (-ember.linalg.slogdet(-2 * x).logabsdet + _log_2 * p)
+                + ember.mvlgamma(y + (p + 1) / 2, p=p))
