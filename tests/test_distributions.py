@@ -505,3 +505,16 @@ def test_kl_bregman_for_exponential_families():
     close(ED.kl_divergence(pe, qe), TD.kl_divergence(pt, qt), rtol=1e-6)
     with pytest.raises(NotImplementedError):
         ED.kl_divergence(ED.Gamma(E([1.0]), E([1.0])), ED.Bernoulli(E([0.5])))
+
+
+@pytest.mark.parametrize("name,params,value,has_cdf,has_entropy", CASES,
+                         ids=[c[0] for c in CASES])
+def test_expand_matches_torch(name, params, value, has_cdf, has_entropy):
+    de, _ = build(ember, name, params)
+    dt, _ = build(torch, name, params)
+    ee, et = de.expand((2, 3)), dt.expand((2, 3))
+    assert type(ee) is type(de) and tuple(ee.batch_shape) == tuple(et.batch_shape) == (2, 3)
+    close(ee.log_prob(E(value)), et.log_prob(T(value)))
+    assert tuple(ee.sample((4,)).shape) == (4, 2, 3)
+    if has_entropy:
+        close(ee.entropy(), et.entropy())
