@@ -144,3 +144,19 @@ def test_ember_models_alias_and_registry():
     assert ember.models.resnet18 is models.resnet18
     assert "efficientnet_b0" in models.list_models()
     assert isinstance(models.get_model("squeezenet1_1", num_classes=2), models.SqueezeNet)
+
+
+def test_torchvision_checkpoint_file_loads_with_ember_load(tmp_path):
+    """The user's path: torch.save(torchvision_model.state_dict()) -> ember.load -> same logits."""
+    ref = _tv_build("mobilenet_v3_small", {"num_classes": 5}).eval()
+    with torch.no_grad():
+        _randomise_bn(ref)
+    torch.save(ref.state_dict(), tmp_path / "mnv3.pt")
+    ours = models.mobilenet_v3_small(num_classes=5).eval()
+    ours.load_state_dict(ember.load(str(tmp_path / "mnv3.pt")))
+    x = np.random.RandomState(2).randn(1, 3, 32, 32).astype(np.float32)
+    with torch.no_grad():
+        expected = ref(torch.from_numpy(x)).numpy()
+    with ember.no_grad():
+        got = to_np(ours(ember.tensor(x)))
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
