@@ -112,7 +112,7 @@ def _sign(a):
     if a.dtype.kind == "b":
         return a.copy()
     r = np.sign(a)
-    if r.dtype.kind == "f":
+    if r.dtype.kind == "f" and r.size and np.isnan(np.max(r)):    # max: a cheap NaN probe
         r = np.where(np.isnan(r), r.dtype.type(0), r)
     return r
 
