@@ -183,3 +183,40 @@ def test_random_transforms():
     np.testing.assert_array_equal(to_np(a), to_np(b))
     assert tuple(a.shape) == (3, 8, 8)
     assert T.Lambda(lambda v: v + 1)(1) == 2
+
+
+@pytest.mark.parametrize("ks,sigma", [(3, None), ([5, 3], [1.2, 0.7]), (7, 2.0)])
+def test_gaussian_blur_matches_torchvision(tv, ks, sigma):
+    TF = tv.transforms.functional
+    x = _float_img()
+    np.testing.assert_allclose(to_np(F.gaussian_blur(ember.tensor(x), ks, sigma)),
+                               TF.gaussian_blur(torch.from_numpy(x), ks, sigma).numpy(),
+                               rtol=1e-5, atol=1e-6)
+    u8 = (x * 255).astype(np.uint8)
+    d = (to_np(F.gaussian_blur(ember.tensor(u8), ks, sigma)).astype(int)
+         - TF.gaussian_blur(torch.from_numpy(u8), ks, sigma).numpy().astype(int))
+    assert np.abs(d).max() <= 1
+    img = _pil()
+    a = np.asarray(F.gaussian_blur(img, ks, sigma)).astype(int)
+    assert np.abs(a - np.asarray(TF.gaussian_blur(img, ks, sigma)).astype(int)).max() <= 1
+    with pytest.raises(ValueError, match="odd and positive"):
+        F.gaussian_blur(ember.tensor(x), 4)
+    assert tuple(T.GaussianBlur(3)(ember.tensor(x)).shape) == x.shape
+
+
+def test_random_erasing_and_erase(tv):
+    x = _float_img() + 1.0
+    np.testing.assert_array_equal(
+        to_np(F.erase(ember.tensor(x), 2, 3, 4, 5, ember.tensor(0.5))),
+        tv.transforms.functional.erase(torch.from_numpy(x), 2, 3, 4, 5,
+                                       torch.tensor(0.5)).numpy())
+    out = to_np(T.RandomErasing(p=1.0, value=0)(ember.tensor(x)))
+    rows, cols = np.nonzero((out == 0).all(0))
+    assert rows.size > 0
+    box = (out[:, rows.min():rows.max() + 1, cols.min():cols.max() + 1] == 0)
+    assert box.all() and (out != 0).sum() == out.size - box.size    # one zeroed rectangle
+    rnd = to_np(T.RandomErasing(p=1.0, value="random")(ember.tensor(x)))
+    assert (rnd != x).any()
+    assert T.RandomErasing(p=0.0)(ember.tensor(x)) is not None
+    with pytest.raises(ValueError, match="'random'"):
+        T.RandomErasing(value="noise")

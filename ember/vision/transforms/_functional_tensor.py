@@ -214,3 +214,27 @@ def normalize(tensor, mean, std, inplace=False):
     if inplace:
         return tensor.sub_(mean).div_(std)
     return (tensor - mean) / std
+
+
+def _gaussian_kernel1d(kernel_size, sigma, dtype):
+    from ... import exp, linspace
+    half = (kernel_size - 1) * 0.5
+    x = linspace(-half, half, steps=kernel_size, dtype=dtype)
+    pdf = exp(-0.5 * (x / sigma).pow(2))
+    return pdf / pdf.sum()
+
+
+def gaussian_blur(img, kernel_size, sigma):
+    """Depthwise conv with a separable Gaussian, reflect-padded (torchvision's kernel)."""
+    dtype = img.dtype if img.is_floating_point() else float32
+    kx = _gaussian_kernel1d(kernel_size[0], sigma[0], dtype)
+    ky = _gaussian_kernel1d(kernel_size[1], sigma[1], dtype)
+    kernel = ky[:, None] @ kx[None, :]
+    c = img.shape[-3]
+    kernel = kernel.expand(c, 1, kernel.shape[0], kernel.shape[1])
+    x = img.reshape(-1, *img.shape[-3:]).to(dtype)
+    pads = [kernel_size[0] // 2, kernel_size[0] // 2, kernel_size[1] // 2, kernel_size[1] // 2]
+    out = F.conv2d(F.pad(x, pads, mode="reflect"), kernel, groups=c)
+    if not img.dtype.is_floating_point:
+        out = out.round().to(img.dtype)
+    return out.reshape(img.shape)

@@ -14,7 +14,8 @@ __all__ = ["InterpolationMode", "get_dimensions", "get_image_size", "get_image_n
            "to_tensor", "pil_to_tensor", "to_pil_image", "convert_image_dtype", "normalize",
            "resize", "crop", "center_crop", "resized_crop", "hflip", "vflip", "pad",
            "rgb_to_grayscale", "to_grayscale", "adjust_brightness", "adjust_contrast",
-           "adjust_saturation", "adjust_hue", "five_crop", "ten_crop"]
+           "adjust_saturation", "adjust_hue", "five_crop", "ten_crop", "gaussian_blur",
+           "erase"]
 
 
 class InterpolationMode(Enum):
@@ -324,3 +325,47 @@ def ten_crop(img, size, vertical_flip=False):
     first = five_crop(img, size)
     flipped = vflip(img) if vertical_flip else hflip(img)
     return first + five_crop(flipped, size)
+
+
+def gaussian_blur(img, kernel_size, sigma=None):
+    """Gaussian blur with odd kernel sizes (x, y); sigma defaults to 0.3 * ((k - 1) / 2 - 1) + 0.8
+    written as k * 0.15 + 0.35, as torchvision does."""
+    if not isinstance(kernel_size, (int, list, tuple)):
+        raise TypeError(f"kernel_size should be int or a sequence of integers. Got "
+                        f"{type(kernel_size)}")
+    if isinstance(kernel_size, int):
+        kernel_size = [kernel_size, kernel_size]
+    if len(kernel_size) != 2:
+        raise ValueError(f"If kernel_size is a sequence its length should be 2. Got "
+                         f"{len(kernel_size)}")
+    for ksize in kernel_size:
+        if ksize % 2 == 0 or ksize < 0:
+            raise ValueError(f"kernel_size should have odd and positive integers. Got "
+                             f"{kernel_size}")
+    if sigma is None:
+        sigma = [ksize * 0.15 + 0.35 for ksize in kernel_size]
+    if isinstance(sigma, (int, float)):
+        sigma = [float(sigma), float(sigma)]
+    if isinstance(sigma, (list, tuple)) and len(sigma) == 1:
+        sigma = [sigma[0], sigma[0]]
+    if len(sigma) != 2:
+        raise ValueError(f"If sigma is a sequence, its length should be 2. Got {len(sigma)}")
+    for s in sigma:
+        if s <= 0.0:
+            raise ValueError(f"sigma should have positive values. Got {sigma}")
+    if isinstance(img, Tensor):
+        return F_t.gaussian_blur(img, kernel_size, sigma)
+    if not F_pil._is_pil_image(img):
+        raise TypeError(f"img should be PIL Image or Tensor. Got {type(img)}")
+    out = F_t.gaussian_blur(pil_to_tensor(img), kernel_size, sigma)
+    return to_pil_image(out, mode=img.mode)
+
+
+def erase(img, i, j, h, w, v, inplace=False):
+    """Set img[..., i:i+h, j:j+w] to v (tensor images only)."""
+    if not isinstance(img, Tensor):
+        raise TypeError(f"img should be Tensor Image. Got {type(img)}")
+    if not inplace:
+        img = img.clone()
+    img[..., i:i + h, j:j + w] = v
+    return img

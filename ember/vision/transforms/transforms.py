@@ -12,7 +12,8 @@ from .functional import InterpolationMode, _setup_size
 __all__ = ["Compose", "ToTensor", "PILToTensor", "ToPILImage", "ConvertImageDtype", "Normalize",
            "Resize", "CenterCrop", "Pad", "Lambda", "RandomApply", "RandomChoice", "RandomOrder",
            "RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip", "RandomResizedCrop",
-           "FiveCrop", "TenCrop", "ColorJitter", "Grayscale", "RandomGrayscale"]
+           "FiveCrop", "TenCrop", "ColorJitter", "Grayscale", "RandomGrayscale", "GaussianBlur",
+           "RandomErasing"]
 
 
 class Compose:
@@ -363,3 +364,88 @@ class RandomGrayscale(nn.Module):
         return img
 
 
+
+
+class GaussianBlur(nn.Module):
+    """Blur with a Gaussian whose sigma is drawn uniformly from the (min, max) range."""
+
+    def __init__(self, kernel_size, sigma=(0.1, 2.0)):
+        super().__init__()
+        self.kernel_size = _setup_size(kernel_size)
+        for ks in self.kernel_size:
+            if ks <= 0 or ks % 2 == 0:
+                raise ValueError("Kernel size value should be an odd and positive number.")
+        if isinstance(sigma, numbers.Number):
+            if sigma <= 0:
+                raise ValueError("If sigma is a single number, it must be positive.")
+            sigma = (sigma, sigma)
+        elif isinstance(sigma, Sequence) and len(sigma) == 2:
+            if not 0.0 < sigma[0] <= sigma[1]:
+                raise ValueError("sigma values should be positive and of the form (min, max).")
+        else:
+            raise ValueError("sigma should be a single number or a list/tuple with length 2.")
+        self.sigma = sigma
+
+    @staticmethod
+    def get_params(sigma_min, sigma_max):
+        return empty(1).uniform_(sigma_min, sigma_max).item()
+
+    def forward(self, img):
+        sigma = self.get_params(self.sigma[0], self.sigma[1])
+        return F.gaussian_blur(img, self.kernel_size, [sigma, sigma])
+
+
+class RandomErasing(nn.Module):
+    """With probability p, overwrite a random rectangle of a tensor image (Cutout)."""
+
+    def __init__(self, p=0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0, inplace=False):
+        super().__init__()
+        if not isinstance(value, (numbers.Number, str, tuple, list)):
+            raise TypeError("Argument value should be either a number or str or a sequence")
+        if isinstance(value, str) and value != "random":
+            raise ValueError("If value is str, it should be 'random'")
+        if scale[0] > scale[1] or ratio[0] > ratio[1]:
+            from warnings import warn
+            warn("Scale and ratio should be of kind (min, max)")
+        if scale[0] < 0 or scale[1] > 1:
+            raise ValueError("Scale should be between 0 and 1")
+        if p < 0 or p > 1:
+            raise ValueError("Random erasing probability should be between 0 and 1")
+        self.p, self.scale, self.ratio, self.value, self.inplace = p, scale, ratio, value, inplace
+
+    @staticmethod
+    def get_params(img, scale, ratio, value=None):
+        img_c, img_h, img_w = img.shape[-3], img.shape[-2], img.shape[-1]
+        area = img_h * img_w
+        log_ratio = log(tensor(ratio))
+        for _ in range(10):
+            erase_area = area * empty(1).uniform_(scale[0], scale[1]).item()
+            aspect_ratio = exp(empty(1).uniform_(log_ratio[0].item(),
+                                                 log_ratio[1].item())).item()
+            h = int(round(math.sqrt(erase_area * aspect_ratio)))
+            w = int(round(math.sqrt(erase_area / aspect_ratio)))
+            if not (h < img_h and w < img_w):
+                continue
+            if value is None:
+                v = empty([img_c, h, w]).normal_()
+            else:
+                v = tensor(value)[:, None, None]
+            i = randint(0, img_h - h + 1, size=(1,)).item()
+            j = randint(0, img_w - w + 1, size=(1,)).item()
+            return i, j, h, w, v
+        return 0, 0, img_h, img_w, img
+
+    def forward(self, img):
+        if rand(1).item() >= self.p:
+            return img
+        if isinstance(self.value, (int, float)):
+            value = [float(self.value)]
+        elif isinstance(self.value, str):
+            value = None
+        else:
+            value = [float(v) for v in self.value]
+        if value is not None and len(value) not in (1, img.shape[-3]):
+            raise ValueError("If value is a sequence, it should have either a single value or "
+                             f"{img.shape[-3]} (number of input channels)")
+        i, j, h, w, v = self.get_params(img, scale=self.scale, ratio=self.ratio, value=value)
+        return F.erase(img, i, j, h, w, v, self.inplace)
