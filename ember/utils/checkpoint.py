@@ -2,16 +2,19 @@
 activations, then run it again inside backward to get them, with the same RNG state so
 dropout draws the same mask.
 
-Both variants recompute in a custom autograd Function's backward. use_reentrant=False also
-accepts keyword arguments and gives parameters used inside the segment their gradients
-when no input requires grad; gradients reach tensors inside the segment through an inner
-backward(), so, as with PyTorch's reentrant variant, torch.autograd.grad(...)/backward(inputs=)
-that target tensors inside a segment are not supported.
+Both variants recompute in a custom autograd Function's backward. use_reentrant=True
+(PyTorch's reentrant variant) runs an inner backward() that accumulates into the .grad of
+tensors the segment uses; like PyTorch's, it does not work with autograd.grad()/inputs=.
+use_reentrant=False runs the first forward under a dispatch mode that notes every tensor
+requiring grad the segment reads (parameters, captured activations), makes them inputs of
+the checkpoint node, and in backward returns their gradients from autograd.grad, so
+autograd.grad(), backward(inputs=) and keyword arguments work as in PyTorch.
 """
 import warnings
 
 import ember
 from ember.autograd import Function
+from ember.utils._python_dispatch import TorchDispatchMode
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointFunction",
            "set_checkpoint_debug_enabled"]
@@ -120,13 +123,79 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
         return CheckpointFunction.apply(function, preserve_rng_state, {}, *args)
     if not ember.is_grad_enabled():
         return function(*args, **kwargs)
-    # an anchor that requires grad, so the segment's parameters get gradients even when no
-    # input does
-    anchor = ember.zeros((), requires_grad=True)
+    return _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs)
 
-    def run(_anchor, *a):
-        return function(*a, **kwargs)
-    return CheckpointFunction.apply(run, preserve_rng_state, {}, anchor, *args)
+
+def _flat(items):
+    for x in items:
+        if isinstance(x, (list, tuple)):
+            yield from _flat(x)
+        elif isinstance(x, dict):
+            yield from _flat(list(x.values()))
+        else:
+            yield x
+
+
+class _GradInputRecorder(TorchDispatchMode):
+    """Notes the tensors requiring grad that the ops of a no-grad forward read."""
+
+    def __init__(self, skip_ids):
+        super().__init__()
+        self.found = {}
+        self._skip = skip_ids
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        for a in _flat([args, kwargs]):
+            if isinstance(a, ember.Tensor) and a.requires_grad and id(a) not in self._skip:
+                self.found.setdefault(id(a), a)
+        return func(*args, **kwargs)
+
+
+class _NonReentrantCheckpoint(Function):
+    @staticmethod
+    def forward(ctx, run_function, rng_state, kwargs, outputs_box, n_args, *inputs):
+        ctx.run_function, ctx.rng_state, ctx.kwargs = run_function, rng_state, kwargs
+        ctx.args, ctx.captured = list(inputs[:n_args]), list(inputs[n_args:])
+        return outputs_box[0]
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        detached = _detach_inputs(ctx.args)
+        with ember.random.fork_rng(enabled=ctx.rng_state is not None):
+            if ctx.rng_state is not None:
+                ember.set_rng_state(ctx.rng_state)
+            with ember.enable_grad():
+                outputs = ctx.run_function(*detached, **ctx.kwargs)
+        if isinstance(outputs, ember.Tensor):
+            outputs = (outputs,)
+        outs, grads = [], []
+        for o, g in zip(outputs, grad_outputs):
+            if isinstance(o, ember.Tensor) and o.requires_grad and g is not None:
+                outs.append(o)
+                grads.append(g)
+        arg_targets = [i for i, x in enumerate(detached)
+                       if isinstance(x, ember.Tensor) and x.requires_grad]
+        targets = [detached[i] for i in arg_targets] + ctx.captured
+        got = ember.autograd.grad(outs, targets, grads, allow_unused=True) if outs and targets \
+            else [None] * len(targets)
+        arg_grads = [None] * len(detached)
+        for i, g in zip(arg_targets, got[:len(arg_targets)]):
+            arg_grads[i] = g
+        return (None,) * 5 + tuple(arg_grads) + tuple(got[len(arg_targets):])
+
+
+def _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs):
+    rng_state = ember.get_rng_state() if preserve_rng_state else None
+    recorder = _GradInputRecorder({id(a) for a in args})
+    with ember.no_grad(), recorder:
+        outputs = function(*args, **kwargs)
+    captured = list(recorder.found.values())
+    if not captured and not any(isinstance(a, ember.Tensor) and a.requires_grad
+                                for a in args):
+        return outputs
+    return _NonReentrantCheckpoint.apply(function, rng_state, kwargs, [outputs], len(args),
+                                         *args, *captured)
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
