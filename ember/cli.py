@@ -91,6 +91,30 @@ def install_torch_alias():
         del sys.modules[name]
     if not any(isinstance(f, _TorchFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _TorchFinder())
+    _follow_into_spawned_children()
+
+
+class _AliasInChild:
+    """Unpickled first in a 'spawn'/'forkserver' child (inside multiprocessing's
+    preparation data), so the alias is in place before the child re-imports the main
+    script (torch.multiprocessing.spawn children see ember as torch too)."""
+
+    def __reduce__(self):
+        return (install_torch_alias, ())
+
+
+def _follow_into_spawned_children():
+    import multiprocessing.spawn as mp_spawn
+    if getattr(mp_spawn.get_preparation_data, "_ember_alias", False):
+        return
+    original = mp_spawn.get_preparation_data
+
+    def get_preparation_data(name):
+        data = original(name)
+        data["ember_torch_alias"] = _AliasInChild()      # prepare() ignores unknown keys
+        return data
+    get_preparation_data._ember_alias = True
+    mp_spawn.get_preparation_data = get_preparation_data
 
 
 def _usage():
