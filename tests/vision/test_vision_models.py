@@ -160,3 +160,15 @@ def test_torchvision_checkpoint_file_loads_with_ember_load(tmp_path):
     with ember.no_grad():
         got = to_np(ours(ember.tensor(x)))
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_legacy_pretrained_keyword():
+    """torchvision < 0.13 scripts: pretrained=False builds (with torchvision's warning)."""
+    with pytest.warns(UserWarning, match="'pretrained' is deprecated"):
+        m = models.squeezenet1_1(pretrained=False, num_classes=3)
+    assert m.num_classes == 3
+    with pytest.warns(UserWarning), pytest.raises(NotImplementedError, match="pretrained"):
+        models.resnet18(pretrained=True)
+    with pytest.warns(UserWarning, match="pretrained_backbone"):
+        models.segmentation.deeplabv3_mobilenet_v3_large(pretrained=False,
+                                                         pretrained_backbone=False)

@@ -52,3 +52,27 @@ class IntermediateLayerGetter(nn.ModuleDict):
             if name in self.return_layers:
                 out[self.return_layers[name]] = x
         return out
+
+
+def _legacy_pretrained(builder):
+    """Accept torchvision's pre-0.13 `pretrained=` / `pretrained_backbone=` keywords.
+
+    False means no weights (as in torchvision, with its deprecation warning); True asks for
+    downloaded weights, which _no_weights refuses with its NotImplementedError."""
+    import functools
+    import warnings
+
+    @functools.wraps(builder)
+    def wrapper(*args, **kwargs):
+        for old, new in (("pretrained", "weights"), ("pretrained_backbone", "weights_backbone")):
+            if old in kwargs:
+                value = kwargs.pop(old)
+                warnings.warn(f"The parameter '{old}' is deprecated since 0.13 and may be removed "
+                              f"in the future, please use '{new}' instead.", UserWarning,
+                              stacklevel=2)
+                if value:
+                    kwargs[new] = "DEFAULT"
+                elif new == "weights_backbone" or new not in kwargs:
+                    kwargs[new] = None
+        return builder(*args, **kwargs)
+    return wrapper

@@ -1,6 +1,6 @@
 """AlexNet (torchvision's single-GPU variant) with torchvision's module names."""
 from ... import nn
-from ._utils import _no_weights
+from ._utils import _legacy_pretrained, _no_weights
 
 __all__ = ["AlexNet", "alexnet"]
 
@@ -28,6 +28,7 @@ class AlexNet(nn.Module):
         return self.classifier(x.flatten(1))
 
 
+@_legacy_pretrained
 def alexnet(*, weights=None, progress=True, **kwargs):
     _no_weights(weights, "alexnet")
     return AlexNet(**kwargs)

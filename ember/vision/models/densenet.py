@@ -3,7 +3,7 @@ from collections import OrderedDict
 
 from ... import cat, nn
 from ...nn import functional as F
-from ._utils import _no_weights
+from ._utils import _legacy_pretrained, _no_weights
 
 __all__ = ["DenseNet", "densenet121", "densenet161", "densenet169", "densenet201"]
 
@@ -99,17 +99,21 @@ def _densenet(name, growth_rate, block_config, num_init_features, weights, kwarg
     return DenseNet(growth_rate, block_config, num_init_features, **kwargs)
 
 
+@_legacy_pretrained
 def densenet121(*, weights=None, progress=True, **kwargs):
     return _densenet("densenet121", 32, (6, 12, 24, 16), 64, weights, kwargs)
 
 
+@_legacy_pretrained
 def densenet161(*, weights=None, progress=True, **kwargs):
     return _densenet("densenet161", 48, (6, 12, 36, 24), 96, weights, kwargs)
 
 
+@_legacy_pretrained
 def densenet169(*, weights=None, progress=True, **kwargs):
     return _densenet("densenet169", 32, (6, 12, 32, 32), 64, weights, kwargs)
 
 
+@_legacy_pretrained
 def densenet201(*, weights=None, progress=True, **kwargs):
     return _densenet("densenet201", 32, (6, 12, 48, 32), 64, weights, kwargs)

@@ -6,7 +6,7 @@ from functools import partial
 from ... import nn
 from ..ops.misc import Conv2dNormActivation, SqueezeExcitation
 from ..ops.stochastic_depth import StochasticDepth
-from ._utils import _make_divisible, _no_weights
+from ._utils import _legacy_pretrained, _make_divisible, _no_weights
 
 __all__ = ["EfficientNet", "efficientnet_b0", "efficientnet_b1", "efficientnet_b2",
            "efficientnet_b3", "efficientnet_b4", "efficientnet_b5", "efficientnet_b6",
@@ -124,33 +124,41 @@ def _efficientnet(name, width_mult, depth_mult, dropout, weights, kwargs, norm_l
 _BN_B5 = partial(nn.BatchNorm2d, eps=0.001, momentum=0.01)
 
 
+@_legacy_pretrained
 def efficientnet_b0(*, weights=None, progress=True, **kwargs):
     return _efficientnet("efficientnet_b0", 1.0, 1.0, 0.2, weights, kwargs)
 
 
+@_legacy_pretrained
 def efficientnet_b1(*, weights=None, progress=True, **kwargs):
     return _efficientnet("efficientnet_b1", 1.0, 1.1, 0.2, weights, kwargs)
 
 
+@_legacy_pretrained
 def efficientnet_b2(*, weights=None, progress=True, **kwargs):
     return _efficientnet("efficientnet_b2", 1.1, 1.2, 0.3, weights, kwargs)
 
 
+@_legacy_pretrained
 def efficientnet_b3(*, weights=None, progress=True, **kwargs):
     return _efficientnet("efficientnet_b3", 1.2, 1.4, 0.3, weights, kwargs)
 
 
+@_legacy_pretrained
 def efficientnet_b4(*, weights=None, progress=True, **kwargs):
     return _efficientnet("efficientnet_b4", 1.4, 1.8, 0.4, weights, kwargs)
 
 
+@_legacy_pretrained
 def efficientnet_b5(*, weights=None, progress=True, **kwargs):
     return _efficientnet("efficientnet_b5", 1.6, 2.2, 0.4, weights, kwargs, _BN_B5)
 
 
+@_legacy_pretrained
 def efficientnet_b6(*, weights=None, progress=True, **kwargs):
     return _efficientnet("efficientnet_b6", 1.8, 2.6, 0.5, weights, kwargs, _BN_B5)
 
 
+@_legacy_pretrained
 def efficientnet_b7(*, weights=None, progress=True, **kwargs):
     return _efficientnet("efficientnet_b7", 2.0, 3.1, 0.5, weights, kwargs, _BN_B5)

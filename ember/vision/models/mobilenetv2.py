@@ -3,7 +3,7 @@ from functools import partial
 
 from ... import nn
 from ..ops.misc import Conv2dNormActivation as _CNA
-from ._utils import _make_divisible, _no_weights
+from ._utils import _legacy_pretrained, _make_divisible, _no_weights
 
 __all__ = ["MobileNetV2", "mobilenet_v2"]
 
@@ -83,6 +83,7 @@ class MobileNetV2(nn.Module):
         return self.classifier(x)
 
 
+@_legacy_pretrained
 def mobilenet_v2(*, weights=None, progress=True, **kwargs):
     _no_weights(weights, "mobilenet_v2")
     return MobileNetV2(**kwargs)

@@ -3,7 +3,7 @@ from functools import partial
 
 from ... import nn
 from ..ops.misc import Conv2dNormActivation, SqueezeExcitation as SElayer
-from ._utils import _make_divisible, _no_weights
+from ._utils import _legacy_pretrained, _make_divisible, _no_weights
 
 __all__ = ["MobileNetV3", "mobilenet_v3_large", "mobilenet_v3_small"]
 
@@ -136,12 +136,14 @@ def _mobilenet_v3_conf(arch, width_mult=1.0, reduced_tail=False, dilated=False, 
     return setting, last_channel
 
 
+@_legacy_pretrained
 def mobilenet_v3_large(*, weights=None, progress=True, **kwargs):
     _no_weights(weights, "mobilenet_v3_large")
     setting, last_channel = _mobilenet_v3_conf("mobilenet_v3_large", **kwargs)
     return MobileNetV3(setting, last_channel, **kwargs)
 
 
+@_legacy_pretrained
 def mobilenet_v3_small(*, weights=None, progress=True, **kwargs):
     _no_weights(weights, "mobilenet_v3_small")
     setting, last_channel = _mobilenet_v3_conf("mobilenet_v3_small", **kwargs)

@@ -1,6 +1,6 @@
 """ResNet-18/34/50/101/152 with torchvision's module names, so torchvision state_dicts load."""
 from ... import nn
-from ._utils import _no_weights
+from ._utils import _legacy_pretrained, _no_weights
 
 __all__ = ["ResNet", "BasicBlock", "Bottleneck", "resnet18", "resnet34", "resnet50", "resnet101",
            "resnet152"]
@@ -138,26 +138,31 @@ class ResNet(nn.Module):
         return self.fc(x)
 
 
+@_legacy_pretrained
 def resnet18(*, weights=None, progress=True, **kwargs):
     _no_weights(weights, "resnet18")
     return ResNet(BasicBlock, [2, 2, 2, 2], **kwargs)
 
 
+@_legacy_pretrained
 def resnet34(*, weights=None, progress=True, **kwargs):
     _no_weights(weights, "resnet34")
     return ResNet(BasicBlock, [3, 4, 6, 3], **kwargs)
 
 
+@_legacy_pretrained
 def resnet50(*, weights=None, progress=True, **kwargs):
     _no_weights(weights, "resnet50")
     return ResNet(Bottleneck, [3, 4, 6, 3], **kwargs)
 
 
+@_legacy_pretrained
 def resnet101(*, weights=None, progress=True, **kwargs):
     _no_weights(weights, "resnet101")
     return ResNet(Bottleneck, [3, 4, 23, 3], **kwargs)
 
 
+@_legacy_pretrained
 def resnet152(*, weights=None, progress=True, **kwargs):
     _no_weights(weights, "resnet152")
     return ResNet(Bottleneck, [3, 8, 36, 3], **kwargs)

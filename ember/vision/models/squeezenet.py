@@ -1,6 +1,6 @@
 """SqueezeNet 1.0 / 1.1 with torchvision's module names."""
 from ... import cat, nn
-from ._utils import _no_weights
+from ._utils import _legacy_pretrained, _no_weights
 
 __all__ = ["SqueezeNet", "squeezenet1_0", "squeezenet1_1"]
 
@@ -58,11 +58,13 @@ class SqueezeNet(nn.Module):
         return self.classifier(self.features(x)).flatten(1)
 
 
+@_legacy_pretrained
 def squeezenet1_0(*, weights=None, progress=True, **kwargs):
     _no_weights(weights, "squeezenet1_0")
     return SqueezeNet("1_0", **kwargs)
 
 
+@_legacy_pretrained
 def squeezenet1_1(*, weights=None, progress=True, **kwargs):
     _no_weights(weights, "squeezenet1_1")
     return SqueezeNet("1_1", **kwargs)

@@ -1,6 +1,6 @@
 """VGG 11/13/16/19 (with and without BatchNorm), torchvision's module names."""
 from ... import nn
-from ._utils import _no_weights
+from ._utils import _legacy_pretrained, _no_weights
 
 __all__ = ["VGG", "vgg11", "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19",
            "vgg19_bn"]
@@ -60,33 +60,41 @@ def _vgg(name, cfg, batch_norm, weights, kwargs):
     return VGG(make_layers(cfgs[cfg], batch_norm=batch_norm), **kwargs)
 
 
+@_legacy_pretrained
 def vgg11(*, weights=None, progress=True, **kwargs):
     return _vgg("vgg11", "A", False, weights, kwargs)
 
 
+@_legacy_pretrained
 def vgg11_bn(*, weights=None, progress=True, **kwargs):
     return _vgg("vgg11_bn", "A", True, weights, kwargs)
 
 
+@_legacy_pretrained
 def vgg13(*, weights=None, progress=True, **kwargs):
     return _vgg("vgg13", "B", False, weights, kwargs)
 
 
+@_legacy_pretrained
 def vgg13_bn(*, weights=None, progress=True, **kwargs):
     return _vgg("vgg13_bn", "B", True, weights, kwargs)
 
 
+@_legacy_pretrained
 def vgg16(*, weights=None, progress=True, **kwargs):
     return _vgg("vgg16", "D", False, weights, kwargs)
 
 
+@_legacy_pretrained
 def vgg16_bn(*, weights=None, progress=True, **kwargs):
     return _vgg("vgg16_bn", "D", True, weights, kwargs)
 
 
+@_legacy_pretrained
 def vgg19(*, weights=None, progress=True, **kwargs):
     return _vgg("vgg19", "E", False, weights, kwargs)
 
 
+@_legacy_pretrained
 def vgg19_bn(*, weights=None, progress=True, **kwargs):
     return _vgg("vgg19_bn", "E", True, weights, kwargs)

@@ -1,7 +1,7 @@
 """DeepLabV3 (ResNet-50/101, MobileNetV3-Large backbones) with torchvision's module names."""
 from .... import cat, nn
 from ....nn import functional as F
-from .._utils import IntermediateLayerGetter
+from .._utils import _legacy_pretrained, IntermediateLayerGetter
 from ..mobilenetv3 import mobilenet_v3_large
 from ..resnet import resnet50, resnet101
 from ._utils import _SimpleSegmentationModel
@@ -66,18 +66,21 @@ def _deeplab_resnet(name, resnet, weights, weights_backbone, num_classes, aux_lo
     return DeepLabV3(_resnet_features(backbone, aux_loss), DeepLabHead(2048, num_classes), aux)
 
 
+@_legacy_pretrained
 def deeplabv3_resnet50(*, weights=None, progress=True, num_classes=None, aux_loss=None,
                        weights_backbone=None, **kwargs):
     return _deeplab_resnet("deeplabv3_resnet50", resnet50, weights, weights_backbone,
                            num_classes, aux_loss)
 
 
+@_legacy_pretrained
 def deeplabv3_resnet101(*, weights=None, progress=True, num_classes=None, aux_loss=None,
                         weights_backbone=None, **kwargs):
     return _deeplab_resnet("deeplabv3_resnet101", resnet101, weights, weights_backbone,
                            num_classes, aux_loss)
 
 
+@_legacy_pretrained
 def deeplabv3_mobilenet_v3_large(*, weights=None, progress=True, num_classes=None,
                                  aux_loss=None, weights_backbone=None, **kwargs):
     num_classes = _segmentation_args("deeplabv3_mobilenet_v3_large", weights, weights_backbone,

@@ -1,6 +1,6 @@
 """FCN-ResNet50/101 (torchvision 0.7 segmentation models), torchvision's module names."""
 from .... import nn
-from .._utils import IntermediateLayerGetter, _no_weights
+from .._utils import _legacy_pretrained, IntermediateLayerGetter, _no_weights
 from ..resnet import resnet50, resnet101
 from ._utils import _SimpleSegmentationModel
 
@@ -40,11 +40,13 @@ def _fcn(name, resnet, weights, weights_backbone, num_classes, aux_loss):
     return FCN(_resnet_features(backbone, aux_loss), FCNHead(2048, num_classes), aux)
 
 
+@_legacy_pretrained
 def fcn_resnet50(*, weights=None, progress=True, num_classes=None, aux_loss=None,
                  weights_backbone=None, **kwargs):
     return _fcn("fcn_resnet50", resnet50, weights, weights_backbone, num_classes, aux_loss)
 
 
+@_legacy_pretrained
 def fcn_resnet101(*, weights=None, progress=True, num_classes=None, aux_loss=None,
                   weights_backbone=None, **kwargs):
     return _fcn("fcn_resnet101", resnet101, weights, weights_backbone, num_classes, aux_loss)
