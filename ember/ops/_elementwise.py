@@ -29,6 +29,18 @@ def type_name(d):
     return _KIND_NAMES[d.name]
 
 
+def _check_same_device(name, t, operands):
+    """A meta tensor with a cpu tensor of dim > 0 is PyTorch's device error (cpu scalars,
+    0-d, may mix; fake tensors mix with real constants by design)."""
+    if t._fake:
+        return
+    for o in operands:
+        if isinstance(o, Tensor) and o._backend == "cpu" and o._data.ndim:
+            raise RuntimeError(f"{name}: Tensor on device cpu is not on the expected device "
+                               f"{t._backend}! (shapes {list(o._data.shape)} on cpu and "
+                               f"{list(t._data.shape)} on {t._backend})")
+
+
 def result_and_compute(operands, promotion):
     """(result dtype, compute dtype) for a pointwise op over tensors and scalars."""
     common = D.result_dtype(operands)
@@ -102,13 +114,14 @@ class PointwiseOp(OpDef):
         else:
             try:
                 res, comp = result_and_compute(operands, self.promotion)
-            except TypeError:
+            except TypeError as e:
                 if not builtins.any(isinstance(o, np.ndarray) for o in operands):
-                    raise
+                    raise TypeError(f"{self.name}(): {e}") from None
                 from .._numpy_protocol import to_ember   # t + ndarray: the array is a tensor
                 return self.run_kernel(tuple(map(to_ember, operands)) + tuple(args[ar:]))
         for o in operands:
             if isinstance(o, Tensor) and o._backend != "cpu":
+                _check_same_device(self.name, o, operands)
                 from ._registry import _backend_kernel
                 return _backend_kernel(self, o._backend, args)
         if self.allowed is not None and comp._kind not in self.allowed:
