@@ -220,3 +220,52 @@ def test_random_erasing_and_erase(tv):
     assert T.RandomErasing(p=0.0)(ember.tensor(x)) is not None
     with pytest.raises(ValueError, match="'random'"):
         T.RandomErasing(value="noise")
+
+
+@pytest.mark.parametrize("angle,expand,center,fill,interp", [
+    (30.0, False, None, None, "NEAREST"), (-47.5, True, None, [0.2, 0.5, 0.9], "BILINEAR"),
+    (90.0, False, (4, 6), 1.0, "NEAREST"), (12.0, True, (10, 3), None, "BILINEAR")])
+def test_rotate_matches_torchvision(tv, angle, expand, center, fill, interp):
+    TF = tv.transforms.functional
+    x = _float_img()
+    mode, tmode = getattr(F.InterpolationMode, interp), getattr(TF.InterpolationMode, interp)
+    got = F.rotate(ember.tensor(x), angle, mode, expand, center, fill)
+    exp = TF.rotate(torch.from_numpy(x), angle, tmode, expand, center, fill)
+    assert tuple(got.shape) == tuple(exp.shape)
+    np.testing.assert_allclose(to_np(got), exp.numpy(), rtol=1e-5, atol=1e-5)
+    img = _pil()
+    pfill = None if fill is None else (int(fill * 255) if isinstance(fill, float)
+                                       else [int(f * 255) for f in fill])
+    _same_pil(F.rotate(img, angle, mode, expand, center, pfill),
+              TF.rotate(img, angle, tmode, expand, center, pfill))
+
+
+@pytest.mark.parametrize("angle,translate,scale,shear", [
+    (20.0, [2, -3], 1.2, [5.0, 10.0]), (-70.0, [0, 0], 0.7, 15.0), (0.0, [4, 1], 1.0, [0.0])])
+def test_affine_matches_torchvision(tv, angle, translate, scale, shear):
+    TF = tv.transforms.functional
+    x = _float_img()
+    for interp in ("NEAREST", "BILINEAR"):
+        got = F.affine(ember.tensor(x), angle, translate, scale, shear,
+                       getattr(F.InterpolationMode, interp))
+        exp = TF.affine(torch.from_numpy(x), angle, translate, scale, shear,
+                        getattr(TF.InterpolationMode, interp))
+        np.testing.assert_allclose(to_np(got), exp.numpy(), rtol=1e-5, atol=1e-5)
+    img = _pil()
+    _same_pil(F.affine(img, angle, translate, scale, shear, fill=7),
+              TF.affine(img, angle, translate, scale, shear, fill=7))
+    u8 = (x * 255).astype(np.uint8)
+    d = (to_np(F.affine(ember.tensor(u8), angle, translate, scale, shear)).astype(int)
+         - TF.affine(torch.from_numpy(u8), angle, translate, scale, shear).numpy().astype(int))
+    assert np.abs(d).max() <= 1
+
+
+def test_random_rotation_and_affine():
+    x = ember.tensor(_float_img())
+    out = T.RandomRotation((90, 90))(x)
+    np.testing.assert_allclose(to_np(out), to_np(F.rotate(x, 90.0)), rtol=1e-6)
+    out = T.RandomAffine(degrees=0, translate=(0.2, 0.2), scale=(0.9, 1.1), shear=5)(x)
+    assert tuple(out.shape) == tuple(x.shape)
+    assert T.RandomRotation(10)(_pil()).size == (31, 23)
+    with pytest.raises(ValueError, match="must be positive"):
+        T.RandomRotation(-3)

@@ -238,3 +238,69 @@ def gaussian_blur(img, kernel_size, sigma):
     if not img.dtype.is_floating_point:
         out = out.round().to(img.dtype)
     return out.reshape(img.shape)
+
+
+def _affine_grid(theta, w, h, ow, oh):
+    """Sampling grid for output pixel centres mapped by theta (torchvision's _gen_affine_grid)."""
+    from ... import cat as _cat, linspace, tensor as _tensor
+    d = 0.5
+    xs = linspace(-ow * 0.5 + d, ow * 0.5 + d - 1, steps=ow, dtype=theta.dtype)
+    ys = linspace(-oh * 0.5 + d, oh * 0.5 + d - 1, steps=oh, dtype=theta.dtype)
+    base = _cat([xs.reshape(1, ow, 1).expand(oh, ow, 1),
+                 ys.reshape(oh, 1, 1).expand(oh, ow, 1),
+                 ones_like(xs).reshape(1, ow, 1).expand(oh, ow, 1)], dim=-1)
+    scale = _tensor([0.5 * w, 0.5 * h], dtype=theta.dtype)
+    rescaled = theta.transpose(1, 2) / scale
+    return (base.reshape(1, oh * ow, 3) @ rescaled).reshape(1, oh, ow, 2)
+
+
+def _apply_grid(img, grid, mode, fill):
+    """grid_sample with zero padding; pixels sampled from outside take `fill`."""
+    from ... import cat as _cat, ones as _ones, tensor as _tensor
+    x = img.reshape(-1, *img.shape[-3:])
+    if not x.is_floating_point():
+        x = x.to(grid.dtype)
+    n = x.shape[0]
+    if n > 1:
+        grid = grid.expand(n, grid.shape[1], grid.shape[2], grid.shape[3])
+    if fill is not None:
+        x = _cat((x, _ones((n, 1, x.shape[2], x.shape[3]), dtype=x.dtype)), dim=1)
+    out = F.grid_sample(x, grid, mode=mode, padding_mode="zeros", align_corners=False)
+    if fill is not None:
+        mask = out[:, -1:, :, :].expand(n, out.shape[1] - 1, out.shape[2], out.shape[3])
+        out = out[:, :-1, :, :]
+        fill_list = list(fill) if isinstance(fill, (tuple, list)) else [float(fill)]
+        fill_img = _tensor(fill_list, dtype=out.dtype).view(1, len(fill_list), 1, 1)
+        fill_img = fill_img.expand(out.shape)
+        if mode == "nearest":
+            out = where(mask < 0.5, fill_img, out)
+        else:
+            out = out * mask + (1.0 - mask) * fill_img
+    if not img.dtype.is_floating_point:
+        out = out.round().to(img.dtype)
+    return out.reshape(*img.shape[:-2], out.shape[-2], out.shape[-1])
+
+
+def _affine_output_size(matrix, w, h):
+    """Size of the box holding the transformed image (rotate(expand=True))."""
+    import numpy as np
+    pts = np.array([[-0.5 * w, -0.5 * h, 1.0], [-0.5 * w, 0.5 * h, 1.0],
+                    [0.5 * w, 0.5 * h, 1.0], [0.5 * w, -0.5 * h, 1.0]])
+    theta = np.array(matrix, dtype=np.float32).reshape(2, 3)
+    new_pts = pts.astype(np.float32) @ theta.T
+    half = np.array([w * 0.5, h * 0.5], dtype=np.float32)
+    min_vals, max_vals = new_pts.min(axis=0) + half, new_pts.max(axis=0) + half
+    tol = 1e-4      # truncate to 1e-4 so that 1e-15 noise does not ceil to a whole pixel
+    cmax = np.ceil(np.trunc(max_vals / tol) * tol)
+    cmin = np.floor(np.trunc(min_vals / tol) * tol)
+    size = cmax - cmin
+    return int(size[0]), int(size[1])
+
+
+def affine(img, matrix, interpolation="nearest", fill=None, expand=False):
+    from ... import tensor as _tensor
+    w, h = img.shape[-1], img.shape[-2]
+    ow, oh = _affine_output_size(matrix, w, h) if expand else (w, h)
+    dtype = img.dtype if img.is_floating_point() else float32
+    theta = _tensor(matrix, dtype=dtype).reshape(1, 2, 3)
+    return _apply_grid(img, _affine_grid(theta, w, h, ow, oh), interpolation, fill)

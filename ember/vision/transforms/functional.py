@@ -15,7 +15,7 @@ __all__ = ["InterpolationMode", "get_dimensions", "get_image_size", "get_image_n
            "resize", "crop", "center_crop", "resized_crop", "hflip", "vflip", "pad",
            "rgb_to_grayscale", "to_grayscale", "adjust_brightness", "adjust_contrast",
            "adjust_saturation", "adjust_hue", "five_crop", "ten_crop", "gaussian_blur",
-           "erase"]
+           "erase", "rotate", "affine"]
 
 
 class InterpolationMode(Enum):
@@ -369,3 +369,94 @@ def erase(img, i, j, h, w, v, inplace=False):
         img = img.clone()
     img[..., i:i + h, j:j + w] = v
     return img
+
+
+def _get_inverse_affine_matrix(center, angle, translate, scale, shear, inverted=True):
+    """Inverse of (translate . centre . rotate-scale-shear . -centre), torchvision's algebra."""
+    import math
+    rot = math.radians(angle)
+    sx, sy = math.radians(shear[0]), math.radians(shear[1])
+    cx, cy = center
+    tx, ty = translate
+    a = math.cos(rot - sy) / math.cos(sy)
+    b = -math.cos(rot - sy) * math.tan(sx) / math.cos(sy) - math.sin(rot)
+    c = math.sin(rot - sy) / math.cos(sy)
+    d = -math.sin(rot - sy) * math.tan(sx) / math.cos(sy) + math.cos(rot)
+    if inverted:
+        matrix = [x / scale for x in [d, -b, 0.0, -c, a, 0.0]]
+        matrix[2] += matrix[0] * (-cx - tx) + matrix[1] * (-cy - ty)
+        matrix[5] += matrix[3] * (-cx - tx) + matrix[4] * (-cy - ty)
+        matrix[2] += cx
+        matrix[5] += cy
+    else:
+        matrix = [a * scale, b * scale, 0.0, c * scale, d * scale, 0.0]
+        matrix[2] += matrix[0] * (-cx) + matrix[1] * (-cy)
+        matrix[5] += matrix[3] * (-cx) + matrix[4] * (-cy)
+        matrix[2] += cx + tx
+        matrix[5] += cy + ty
+    return matrix
+
+
+def _pil_fill(fill, img):
+    channels = len(img.getbands())
+    if fill is None:
+        fill = 0
+    if isinstance(fill, (int, float)) and channels > 1:
+        fill = tuple([fill] * channels)
+    if isinstance(fill, (list, tuple)):
+        if len(fill) == 1:
+            fill = fill * channels
+        if len(fill) != channels:
+            raise ValueError(f"The number of elements in 'fill' does not match the number of "
+                             f"channels of the image ({len(fill)} != {channels})")
+        fill = tuple(fill)
+    if img.mode != "F":
+        fill = tuple(int(x) for x in fill) if isinstance(fill, tuple) else int(fill)
+    return {"fillcolor": fill}
+
+
+def rotate(img, angle, interpolation=InterpolationMode.NEAREST, expand=False, center=None,
+           fill=None):
+    """Rotate counter-clockwise by angle degrees around center (default: the image centre)."""
+    mode = _interp(interpolation)
+    if isinstance(img, Tensor):
+        center_f = [0.0, 0.0]
+        if center is not None:
+            _, height, width = get_dimensions(img)
+            center_f = [1.0 * (c - s * 0.5) for c, s in zip(center, [width, height])]
+        matrix = _get_inverse_affine_matrix(center_f, -angle, [0.0, 0.0], 1.0, [0.0, 0.0])
+        return F_t.affine(img, matrix, mode, fill, expand=expand)
+    if not F_pil._is_pil_image(img):
+        raise TypeError(f"img should be PIL Image or Tensor. Got {type(img)}")
+    return img.rotate(angle, F_pil._PIL_FILTERS[mode], expand, center, **_pil_fill(fill, img))
+
+
+def affine(img, angle, translate, scale, shear, interpolation=InterpolationMode.NEAREST,
+           fill=None, center=None):
+    """Rotation, translation (pixels), scale and shear (degrees) about the centre."""
+    mode = _interp(interpolation)
+    if not isinstance(translate, (list, tuple)) or len(translate) != 2:
+        raise ValueError("Argument translate should be a sequence of length 2")
+    if scale <= 0.0:
+        raise ValueError("Argument scale should be positive")
+    if isinstance(shear, numbers.Number):
+        shear = [shear, 0.0]
+    shear = list(shear)
+    if len(shear) == 1:
+        shear = [shear[0], shear[0]]
+    if len(shear) != 2:
+        raise ValueError(f"Shear should be a sequence containing two values. Got {shear}")
+    _, height, width = get_dimensions(img)
+    if isinstance(img, Tensor):
+        center_f = [0.0, 0.0]
+        if center is not None:
+            center_f = [1.0 * (c - s * 0.5) for c, s in zip(center, [width, height])]
+        translate_f = [1.0 * t for t in translate]
+        matrix = _get_inverse_affine_matrix(center_f, angle, translate_f, scale, shear)
+        return F_t.affine(img, matrix, mode, fill)
+    if center is None:
+        center = [width * 0.5, height * 0.5]
+    matrix = _get_inverse_affine_matrix(center, angle, translate, scale, shear)
+    Image = F_pil._pil()[0]
+    return img.transform(img.size, Image.AFFINE, matrix, F_pil._PIL_FILTERS[mode],
+                         **_pil_fill(fill, img))

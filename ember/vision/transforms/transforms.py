@@ -13,7 +13,7 @@ __all__ = ["Compose", "ToTensor", "PILToTensor", "ToPILImage", "ConvertImageDtyp
            "Resize", "CenterCrop", "Pad", "Lambda", "RandomApply", "RandomChoice", "RandomOrder",
            "RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip", "RandomResizedCrop",
            "FiveCrop", "TenCrop", "ColorJitter", "Grayscale", "RandomGrayscale", "GaussianBlur",
-           "RandomErasing"]
+           "RandomErasing", "RandomRotation", "RandomAffine"]
 
 
 class Compose:
@@ -449,3 +449,89 @@ class RandomErasing(nn.Module):
                              f"{img.shape[-3]} (number of input channels)")
         i, j, h, w, v = self.get_params(img, scale=self.scale, ratio=self.ratio, value=value)
         return F.erase(img, i, j, h, w, v, self.inplace)
+
+
+def _setup_angle(x, name):
+    if isinstance(x, numbers.Number):
+        if x < 0:
+            raise ValueError(f"If {name} is a single number, it must be positive.")
+        return [-float(x), float(x)]
+    if len(x) != 2:
+        raise ValueError(f"{name} should be a sequence of length 2.")
+    return [float(d) for d in x]
+
+
+def _tensor_fill(img, fill):
+    if fill is None or not hasattr(img, "dim"):
+        return fill
+    channels = F.get_dimensions(img)[0]
+    return [float(fill)] * channels if isinstance(fill, (int, float)) else [float(f)
+                                                                            for f in fill]
+
+
+class RandomRotation(nn.Module):
+    """Rotate by an angle drawn uniformly from degrees (a range, or +-degrees)."""
+
+    def __init__(self, degrees, interpolation=InterpolationMode.NEAREST, expand=False,
+                 center=None, fill=0):
+        super().__init__()
+        self.degrees = _setup_angle(degrees, "degrees")
+        self.interpolation = (F._PIL_CODES[interpolation] if isinstance(interpolation, int)
+                              else interpolation)
+        self.expand, self.center, self.fill = expand, center, fill
+
+    @staticmethod
+    def get_params(degrees):
+        return float(empty(1).uniform_(float(degrees[0]), float(degrees[1])).item())
+
+    def forward(self, img):
+        angle = self.get_params(self.degrees)
+        return F.rotate(img, angle, self.interpolation, self.expand, self.center,
+                        _tensor_fill(img, self.fill))
+
+
+class RandomAffine(nn.Module):
+    """Random rotation, translation (fraction of size), scale and shear."""
+
+    def __init__(self, degrees, translate=None, scale=None, shear=None,
+                 interpolation=InterpolationMode.NEAREST, fill=0, center=None):
+        super().__init__()
+        self.degrees = _setup_angle(degrees, "degrees")
+        if translate is not None and not all(0.0 <= t <= 1.0 for t in translate):
+            raise ValueError("translation values should be between 0 and 1")
+        if scale is not None and any(s <= 0 for s in scale):
+            raise ValueError("scale values should be positive")
+        if shear is not None:
+            shear = _setup_angle(shear, "shear") if isinstance(shear, numbers.Number) or \
+                len(shear) == 2 else [float(s) for s in shear]
+        self.translate, self.scale, self.shear = translate, scale, shear
+        self.interpolation = (F._PIL_CODES[interpolation] if isinstance(interpolation, int)
+                              else interpolation)
+        self.fill, self.center = fill, center
+
+    @staticmethod
+    def get_params(degrees, translate, scale_ranges, shears, img_size):
+        angle = float(empty(1).uniform_(float(degrees[0]), float(degrees[1])).item())
+        if translate is not None:
+            max_dx = float(translate[0] * img_size[0])
+            max_dy = float(translate[1] * img_size[1])
+            tx = int(round(empty(1).uniform_(-max_dx, max_dx).item()))
+            ty = int(round(empty(1).uniform_(-max_dy, max_dy).item()))
+            translations = (tx, ty)
+        else:
+            translations = (0, 0)
+        scale = (float(empty(1).uniform_(scale_ranges[0], scale_ranges[1]).item())
+                 if scale_ranges is not None else 1.0)
+        shear_x = shear_y = 0.0
+        if shears is not None:
+            shear_x = float(empty(1).uniform_(shears[0], shears[1]).item())
+            if len(shears) == 4:
+                shear_y = float(empty(1).uniform_(shears[2], shears[3]).item())
+        return angle, translations, scale, (shear_x, shear_y)
+
+    def forward(self, img):
+        _, height, width = F.get_dimensions(img)
+        ret = self.get_params(self.degrees, self.translate, self.scale, self.shear,
+                              [width, height])
+        return F.affine(img, *ret, interpolation=self.interpolation,
+                        fill=_tensor_fill(img, self.fill), center=self.center)
