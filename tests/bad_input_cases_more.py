@@ -496,10 +496,15 @@ case("numpy force ok", lambda t: t.from_numpy(t.ones(2, requires_grad=True).nump
 case("tolist requires_grad ok", H._tolist_grad)
 case("len 0d", lambda t: len(t.tensor(1.0)))
 case("iter 0d", lambda t: iter(t.tensor(1.0)))
-case("resize_ requires_grad", H._resize_grad,
-     differs="Tensor.resize_ is not implemented in ember (AttributeError)")
-case("resize_ neg", lambda t: t.ones(2).resize_(-1),
-     differs="Tensor.resize_ is not implemented in ember (AttributeError)")
+case("resize_ requires_grad", H._resize_grad)
+case("resize_ neg", lambda t: t.ones(2).resize_(-1))
+case("resize_ grow ok", lambda t: t.arange(4.0).resize_(2, 3))
+case("resize_ shrink view ok", lambda t: t.arange(6.0).reshape(2, 3).t().resize_(2, 2))
+case("resize_as_ ok", lambda t: t.ones(4).resize_as_(t.ones(2, 2)))
+case("resize_ float size", lambda t: t.ones(4).resize_(2.5))
+case("map_ ok", lambda t: t.ones(2, 3).map_(t.ones(3), lambda a, b: a + b))
+case("apply_ int ok", lambda t: t.ones(2, dtype=t.int64).apply_(lambda v: v + 1))
+case("apply_ leaf requires_grad", lambda t: t.ones(2, requires_grad=True).apply_(lambda v: v))
 case("new_ones neg", lambda t: t.ones(2).new_ones(-1))
 case("new_tensor str", lambda t: t.ones(2).new_tensor("a"))
 case("new_full str", lambda t: t.ones(2).new_full((2,), "a"))
@@ -534,10 +539,8 @@ case("add too many args", lambda t: t.add(t.ones(2), t.ones(2), 1, 2))
 case("add missing", lambda t: t.add(t.ones(2)))
 case("sum unknown kw", lambda t: t.ones(2).sum(foo=1))
 case("max bad dim kw", lambda t: t.ones(2).max(dims=0))
-case("apply_ ok", lambda t: t.ones(2).apply_(lambda v: v * 2),
-     differs="Tensor.apply_ is not implemented in ember (AttributeError)")
-case("map_ shape", lambda t: t.ones(2).map_(t.ones(3), lambda a, b: a + b),
-     differs="Tensor.map_ is not implemented in ember (AttributeError)")
+case("apply_ ok", lambda t: t.ones(2).apply_(lambda v: v * 2))
+case("map_ shape", lambda t: t.ones(2).map_(t.ones(3), lambda a, b: a + b))
 case("masked_fill_ broadcast self", lambda t: t.ones(2).masked_fill_(t.ones(2, 2) > 0, 0.0))
 case("index_put_ acc shape", lambda t: t.zeros(3).index_put_((t.tensor([0, 1]),), t.ones(3),
                                                               accumulate=True))

@@ -424,6 +424,50 @@ def _legacy_type_name(d):
     return _LEGACY[d.name]
 
 
+def _resize_(self, *sizes, memory_format=None):
+    """Tensor.resize_: the first numel elements of the data in memory order, reshaped; new
+    elements are uninitialized. The tensor gets its own array (views of it no longer
+    alias it, unlike PyTorch's shared storage)."""
+    if self._rg:
+        raise RuntimeError("cannot resize variables that require grad")
+    from .creation import _size
+    shape = _size(sizes, "resize_")
+    n = int(np.prod(shape, dtype=np.int64))
+    flat = np.ravel(self._data, order="K")
+    if n == flat.size and self._data.flags.c_contiguous:
+        self._data = self._data.reshape(shape)
+        return self
+    new = np.empty(n, dtype=self._data.dtype)
+    k = min(n, flat.size)
+    new[:k] = flat[:k]
+    from .._memory import new_storage
+    self._data = new.reshape(shape)
+    self._storage = new_storage(new.nbytes)     # its own memory now, no longer a view
+    self._base = self._view_of = None
+    return self
+
+
+def _resize_as_(self, other, memory_format=None):
+    return _resize_(self, tuple(other.shape))
+
+
+def _apply_(self, fn):
+    """Tensor.apply_: a Python function on every element, in place (slow, as in PyTorch)."""
+    from .creation import tensor
+    vals = np.vectorize(fn, otypes=[self._data.dtype])(self._data) if self._data.size else \
+        self._data.copy()
+    return self.copy_(tensor(vals, dtype=self._dtype))
+
+
+def _map_(self, other, fn):
+    """Tensor.map_: fn(self_elem, other_elem) in place, other broadcast to self's shape."""
+    from .creation import tensor
+    o = other.expand_as(self)
+    vals = np.vectorize(fn, otypes=[self._data.dtype])(self._data, o._data) \
+        if self._data.size else self._data.copy()
+    return self.copy_(tensor(vals, dtype=self._dtype))
+
+
 def _pin_memory(self, device=None):
     """PyTorch's CPU builds raise this too: pinned memory needs an accelerator."""
     raise RuntimeError("pin_memory(): Cannot access accelerator device when none is available "
@@ -453,6 +497,10 @@ def _install():
     T.cuda = lambda self, *a, **k: to(self, "cuda")
     T.type_as = _type_as
     T.pin_memory = _pin_memory
+    T.resize_ = _resize_
+    T.resize_as_ = _resize_as_
+    T.apply_ = _apply_
+    T.map_ = _map_
     T.is_pinned = lambda self, device=None: False
 
 
