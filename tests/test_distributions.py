@@ -518,3 +518,29 @@ def test_expand_matches_torch(name, params, value, has_cdf, has_entropy):
     assert tuple(ee.sample((4,)).shape) == (4, 2, 3)
     if has_entropy:
         close(ee.entropy(), et.entropy())
+
+
+def test_structured_transforms_match_torch():
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(2, 6))
+    for te, tt in [(ED.CorrCholeskyTransform(), TD.CorrCholeskyTransform()),
+                   (ED.CatTransform([ED.ExpTransform(), ED.identity_transform], 1, [2, 4]),
+                    TD.CatTransform([TD.ExpTransform(), TD.identity_transform], 1, [2, 4])),
+                   (ED.StackTransform([ED.ExpTransform(), ED.SigmoidTransform()], 0),
+                    TD.StackTransform([TD.ExpTransform(), TD.SigmoidTransform()], 0))]:
+        ye, yt = te(E(x)), tt(T(x))
+        close(ye, yt)
+        close(te.log_abs_det_jacobian(E(x), ye), tt.log_abs_det_jacobian(T(x), yt))
+        close(te.inv(ye), tt.inv(yt), rtol=1e-6, atol=1e-7)
+    m = rng.normal(size=(3, 3))
+    close(ED.PositiveDefiniteTransform()(E(m)), TD.PositiveDefiniteTransform()(T(m)))
+    for c_e, c_t in [(ED.constraints.corr_cholesky, TD.constraints.corr_cholesky),
+                     (ED.constraints.positive_definite, TD.constraints.positive_definite)]:
+        v = rng.normal(size=(3,)) if c_e is ED.constraints.corr_cholesky else m
+        close(ED.transform_to(c_e)(E(v)), TD.transform_to(c_t)(T(v)))
+    mix = ED.MixtureSameFamily(ED.Categorical(probs=E([0.5, 0.5])),
+                               ED.Exponential(E([1.0, 2.0])))
+    assert repr(mix.support) == repr(TD.MixtureSameFamily(
+        TD.Categorical(probs=T([0.5, 0.5])), TD.Exponential(T([1.0, 2.0]))).support)
+    assert bool(mix.support.check(E([0.5, 2.0])).all())
+    assert not bool(mix.support.check(E([-0.5])).all())

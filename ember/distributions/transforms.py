@@ -12,8 +12,10 @@ import ember.nn.functional as F
 from . import constraints
 from .utils import _sum_rightmost
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform",
-           "ExpTransform", "IndependentTransform", "LowerCholeskyTransform", "PowerTransform",
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+           "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+           "PositiveDefiniteTransform", "StackTransform", "IndependentTransform",
+           "LowerCholeskyTransform", "PowerTransform",
            "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",
            "SoftmaxTransform", "StickBreakingTransform", "Transform", "identity_transform"]
 
@@ -695,3 +697,8 @@ class CumulativeDistributionTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         return self.distribution.log_prob(x)
+
+
+# structured transforms live in their own module; they subclass Transform defined above
+from .structured_transforms import (CatTransform, CorrCholeskyTransform,  # noqa: E402
+                                    PositiveDefiniteTransform, StackTransform)

@@ -24,6 +24,10 @@ def broadcast_all(*values):
     return tuple(ember.broadcast_tensors(*values))
 
 
+def is_tensor_like(inp):
+    return type(inp) is ember.Tensor or hasattr(inp, "__torch_function__")
+
+
 def _standard_normal(shape, dtype, device):
     return ember.randn(shape, dtype=dtype, device=device)
 
