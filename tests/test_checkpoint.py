@@ -126,3 +126,23 @@ def test_non_reentrant_multiple_outputs():
     np.testing.assert_allclose(a.grad.numpy(), w.detach().numpy() + 2 * a.detach().numpy(),
                                rtol=1e-6)
     np.testing.assert_allclose(w.grad.numpy(), a.detach().numpy(), rtol=1e-6)
+
+
+def test_checkpoint_module_api():
+    import ember.utils.checkpoint as C
+    TC = pytest.importorskip("torch.utils.checkpoint")
+    assert issubclass(C.CheckpointError, RuntimeError)
+    assert [p.name for p in C.CheckpointPolicy] == [p.name for p in TC.CheckpointPolicy]
+    a = ember.ones(2, requires_grad=True)
+    d = C.detach_variable((a, 3))
+    assert d[0].requires_grad and d[0].grad_fn is None and d[1] == 3
+    with pytest.raises(RuntimeError, match="Only tuple of tensors is supported"):
+        C.detach_variable([a])
+    with pytest.warns(UserWarning, match="None of the inputs have requires_grad"):
+        C.check_backward_validity([ember.ones(1)])
+    out = checkpoint(lambda x: x * 2, a, use_reentrant=False, context_fn=C.noop_context_fn)
+    out.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [2.0, 2.0])
+    with pytest.raises(NotImplementedError, match="selective activation checkpointing"):
+        C.create_selective_checkpoint_contexts([])
+    assert C.DefaultDeviceType.get_device_type() == "cpu"

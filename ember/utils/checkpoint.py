@@ -10,14 +10,87 @@ requiring grad the segment reads (parameters, captured activations), makes them 
 the checkpoint node, and in backward returns their gradients from autograd.grad, so
 autograd.grad(), backward(inputs=) and keyword arguments work as in PyTorch.
 """
+import contextlib
+import enum
 import warnings
 
 import ember
 from ember.autograd import Function
 from ember.utils._python_dispatch import TorchDispatchMode
 
-__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointFunction",
-           "set_checkpoint_debug_enabled"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
+           "CheckpointPolicy", "DefaultDeviceType", "check_backward_validity",
+           "create_selective_checkpoint_contexts", "detach_variable", "get_device_states",
+           "noop_context_fn", "set_checkpoint_debug_enabled", "set_checkpoint_early_stop",
+           "set_device_states"]
+
+
+class CheckpointError(RuntimeError):
+    """Raised when a recomputation does not match the original forward."""
+
+
+class CheckpointPolicy(enum.Enum):
+    MUST_SAVE = 0
+    PREFER_SAVE = 1
+    MUST_RECOMPUTE = 2
+    PREFER_RECOMPUTE = 3
+    MUST_CPU_OFFLOAD = 4
+    PREFER_CPU_OFFLOAD = 5
+
+
+class DefaultDeviceType:
+    """The device type whose RNG state checkpoint saves; ember has only the cpu's."""
+    _default_device_type = None
+
+    @staticmethod
+    def set_device_type(device="cuda"):
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type():
+        if not DefaultDeviceType._default_device_type:
+            DefaultDeviceType._default_device_type = "cpu"
+        return DefaultDeviceType._default_device_type
+
+
+def noop_context_fn():
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):
+    raise NotImplementedError("ember.utils.checkpoint: selective activation checkpointing "
+                              "(create_selective_checkpoint_contexts / context_fn) is not "
+                              "implemented; every op in a segment is recomputed")
+
+
+def detach_variable(inputs):
+    if isinstance(inputs, tuple):
+        return tuple(_detach_inputs(inputs))
+    raise RuntimeError("Only tuple of tensors is supported. Got Unsupported input type: "
+                       f"{type(inputs).__name__}")
+
+
+def check_backward_validity(inputs):
+    if not any(inp.requires_grad for inp in inputs if isinstance(inp, ember.Tensor)):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                      stacklevel=2)
+
+
+def get_device_states(*args):
+    """Non-cpu devices whose RNG state a checkpoint saves: none in ember."""
+    return [], []
+
+
+def set_device_states(devices, states, *, device_type=None):
+    if devices:
+        raise NotImplementedError("ember.utils.checkpoint.set_device_states: ember keeps RNG "
+                                  "state for the cpu only")
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable):
+    """Accepted for parity: ember's recomputation always runs the whole segment."""
+    yield
 
 _DEBUG = [None]
 
@@ -110,7 +183,7 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
                       "you can pass use_reentrant=True. Refer to docs for more details on the "
                       "differences between the two variants.", stacklevel=2)
         use_reentrant = True
-    if context_fn is not None:
+    if context_fn is not None and context_fn is not noop_context_fn:
         raise NotImplementedError("ember.utils.checkpoint: context_fn (selective activation "
                                   "checkpointing) is not implemented")
     if use_reentrant:
