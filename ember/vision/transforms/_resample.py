@@ -4,6 +4,8 @@ Why: ember's F.interpolate has no antialias; this builds, per axis, the [out, in
 normalised filter weights (triangle for bilinear, Keys cubic a=-0.5 for bicubic, support
 widened by the downscale factor) and applies it with ember matmul, so it is differentiable.
 """
+import functools
+
 import numpy as np
 
 from ... import tensor
@@ -20,8 +22,9 @@ def _bicubic(x, a=-0.5):
                     np.where(x < 2.0, ((a * x - 5 * a) * x + 8 * a) * x - 4 * a, 0.0))
 
 
+@functools.lru_cache(maxsize=64)
 def weights(in_size, out_size, mode):
-    """[out_size, in_size] float64 resampling matrix (align_corners=False)."""
+    """[out_size, in_size] float64 resampling matrix (align_corners=False); cached, read-only."""
     filt, interp_size = (_bilinear, 2) if mode == "bilinear" else (_bicubic, 4)
     scale = in_size / out_size
     support = interp_size * 0.5 * scale if scale >= 1.0 else interp_size * 0.5
@@ -35,6 +38,7 @@ def weights(in_size, out_size, mode):
         row = filt((j - center + 0.5) * invscale)
         total = row.sum()
         w[i, xmin:xmax] = row / total if total != 0 else row
+    w.setflags(write=False)
     return w
 
 
