@@ -105,3 +105,21 @@ def test_default_log_dir_errors_and_graph(tmp_path, monkeypatch):
         w.add_histogram("empty", ember.zeros(0))
     w.close()
     assert any(f.startswith("events.out.tfevents") for f in os.listdir(logdir))
+
+
+def test_torch_utils_tensorboard_through_ember_run(tmp_path):
+    """`from torch.utils.tensorboard import SummaryWriter` in an `ember run` program."""
+    import subprocess
+    import sys
+    script = tmp_path / "prog.py"
+    script.write_text(
+        "import torch\n"
+        "from torch.utils.tensorboard import SummaryWriter\n"
+        f"w = SummaryWriter({str(tmp_path / 'tb')!r})\n"
+        "for i in range(3):\n"
+        "    w.add_scalar('x', torch.tensor(i * 2.0), i)\n"
+        "w.close()\n")
+    out = subprocess.run([sys.executable, "-m", "ember", "run", str(script)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert [e.value for e in _load(tmp_path / "tb").Scalars("x")] == [0.0, 2.0, 4.0]
