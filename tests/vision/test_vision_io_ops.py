@@ -160,3 +160,20 @@ def test_read_decode_encode_images(tmp_path):
     assert np.abs(to_np(lossy).astype(int) - to_np(smooth).astype(int)).max() <= 8
     with pytest.raises(RuntimeError, match="uint8"):
         vio.decode_image(ember.zeros(3))
+
+
+@pytest.mark.parametrize("alpha,gamma,reduction", [(0.25, 2, "none"), (-1, 1.5, "mean"),
+                                                   (0.5, 0, "sum")])
+def test_sigmoid_focal_loss_matches_torchvision(alpha, gamma, reduction):
+    tv = torchvision()
+    rng = np.random.RandomState(10)
+    x = rng.randn(6, 4).astype(np.float32)
+    t = (rng.rand(6, 4) > 0.5).astype(np.float32)
+    ex = ember.tensor(x, requires_grad=True)
+    tx = torch.from_numpy(x).requires_grad_(True)
+    got = ops.sigmoid_focal_loss(ex, ember.tensor(t), alpha, gamma, reduction)
+    exp = tv.ops.sigmoid_focal_loss(tx, torch.from_numpy(t), alpha, gamma, reduction)
+    np.testing.assert_allclose(to_np(got), exp.detach().numpy(), rtol=1e-5, atol=1e-6)
+    got.sum().backward()
+    exp.sum().backward()
+    np.testing.assert_allclose(to_np(ex.grad), tx.grad.numpy(), rtol=1e-4, atol=1e-6)
