@@ -41,12 +41,22 @@ def _init(rank, world_size, port, timeout_s=60):
 
 def collectives(rank, ws, port, outdir):
     """Every collective against a NumPy reference; sizes cross the direct/ring threshold."""
+    _collectives_body(_init(rank, ws, port), rank, ws, outdir, "gloo")
+
+
+def collectives_mpi(outdir):
+    """The same checks on the MPI backend (run under mpiexec)."""
+    import ember.distributed as dist
+    dist.init_process_group("mpi")
+    _collectives_body(dist, dist.get_rank(), dist.get_world_size(), outdir, "mpi")
+
+
+def _collectives_body(dist, rank, ws, outdir, backend):
     import ember
-    dist = _init(rank, ws, port)
     T = ember.from_numpy
     R = ember.distributed.ReduceOp
     assert dist.get_rank() == rank and dist.get_world_size() == ws
-    assert dist.is_initialized() and dist.get_backend() == "gloo"
+    assert dist.is_initialized() and dist.get_backend() == backend
     data = [np.random.RandomState(r).randn(70001).astype(np.float32) for r in range(ws)]
     for n in (1, 1000, 70001):
         for op, ref in ((R.SUM, np.sum), (R.MAX, np.max), (R.MIN, np.min),
@@ -149,7 +159,8 @@ def collectives(rank, ws, port, outdir):
     else:
         assert sub is dist.GroupMember.NON_GROUP_MEMBER
     dist.barrier()
-    dist.monitored_barrier()
+    if backend == "gloo":
+        dist.monitored_barrier()
     with open(os.path.join(outdir, f"ok{rank}"), "wb") as f:
         pickle.dump(True, f)
     dist.destroy_process_group()
