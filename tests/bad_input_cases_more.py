@@ -649,3 +649,12 @@ case("WeightedRandomSampler neg", lambda t: t.utils.data.WeightedRandomSampler([
 case("WeightedRandomSampler n 0", lambda t: t.utils.data.WeightedRandomSampler([1.0, 1.0], 0))
 case("default_collate mixed", lambda t: t.utils.data.default_collate([t.ones(2), t.ones(3)]))
 case("default_collate str ok", lambda t: t.tensor(len(t.utils.data.default_collate(["a", "b"]))))
+
+# ------------------------------------------------------------------- autograd, continued
+case("nonleaf .grad is None ok", H._nonleaf_grad)
+case("backward twice retained ok", H._backward_twice_retained)
+case("autograd.grad twice", H._grad_twice)
+case("inplace on view of leaf", H._view_of_leaf_inplace)
+case("inplace through detach", H._detach_inplace_shared)
+case("backward grad float64 ok", H._backward_grad_dtype)
+case("backward grad int", H._backward_grad_int)

@@ -429,3 +429,48 @@ def _nll_target_oob(t):
 
 def _F(t):
     return t.nn.functional
+
+
+def _nonleaf_grad(t):
+    x = t.ones(3, requires_grad=True)
+    y = x * 2
+    y.sum().backward()
+    return t.tensor(y.grad is None)
+
+
+def _backward_twice_retained(t):
+    x = t.ones(3, requires_grad=True)
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    return x.grad
+
+
+def _grad_twice(t):
+    x = t.ones(3, requires_grad=True)
+    y = (x * x).sum()
+    t.autograd.grad(y, x)
+    return t.autograd.grad(y, x)
+
+
+def _view_of_leaf_inplace(t):
+    x = t.ones(3, requires_grad=True)
+    x[0:2].mul_(2)
+
+
+def _detach_inplace_shared(t):
+    x = t.ones(3, requires_grad=True)
+    y = x.exp()
+    y.detach().zero_()
+    y.sum().backward()
+
+
+def _backward_grad_dtype(t):
+    x = t.ones(3, requires_grad=True)
+    (x * 2).backward(t.ones(3, dtype=t.float64))
+    return x.grad
+
+
+def _backward_grad_int(t):
+    x = t.ones(3, requires_grad=True)
+    (x * 2).backward(t.ones(3, dtype=t.int64))
