@@ -544,3 +544,17 @@ def test_structured_transforms_match_torch():
         TD.Categorical(probs=T([0.5, 0.5])), TD.Exponential(T([1.0, 2.0]))).support)
     assert bool(mix.support.check(E([0.5, 2.0])).all())
     assert not bool(mix.support.check(E([-0.5])).all())
+
+
+@pytest.mark.parametrize("n,p", [(12, 0.3), (5, 0.9), (1000, 0.3), (200, 0.8),
+                                 (10 ** 6, 1e-6), (0, 0.5), (7, 1.0)])
+def test_binomial_sampler_matches_pmf(n, p):
+    ember.manual_seed(3)
+    s = ED.Binomial(n, probs=E([p])).sample((20000,)).numpy()[:, 0]
+    assert s.min() >= 0 and s.max() <= n and np.all(s == np.round(s))
+    k = np.arange(max(0, s.min() - 3), min(n, s.max() + 3) + 1)
+    pmf = TD.Binomial(n, probs=T([p])).log_prob(T(k[:, None])).exp().numpy()[:, 0]
+    freq = np.array([(s == v).mean() for v in k])
+    # total variation distance, against ~2.5x its expected sampling noise
+    noise = np.sqrt(pmf * (1 - pmf) / len(s)).sum()
+    assert 0.5 * np.abs(freq - pmf).sum() < 0.005 + noise

@@ -469,20 +469,11 @@ class Binomial(Distribution):
         return self._param.size()
 
     def sample(self, sample_shape=ember.Size()):
-        """Counts successes over Bernoulli trials, in chunks of 4096 trials to bound memory."""
         shape = self._extended_shape(sample_shape)
         with ember.no_grad():
             n = self.total_count.expand(shape)
             p = self.probs.expand(shape)
-            n_max = int(n.max()) if n.numel() else 0
-            out = ember.zeros(shape, dtype=p.dtype, device=p.device)
-            for start in range(0, n_max, 4096):
-                width = min(4096, n_max - start)
-                idx = ember.arange(start, start + width, dtype=p.dtype, device=p.device)
-                u = ember.rand(tuple(shape) + (width,), dtype=p.dtype, device=p.device)
-                hit = (u < p.unsqueeze(-1)) & (idx < n.unsqueeze(-1))
-                out = out + hit.to(p.dtype).sum(-1)
-            return out
+            return _binomial_sample(n, p)
 
     def log_prob(self, value):
         if self._validate_args:
@@ -514,3 +505,57 @@ class Binomial(Distribution):
             values = values.expand((-1,) + tuple(self._batch_shape))
         return values
 
+
+def _binomial_sample(count, prob):
+    """Binomial draws in ember ops: inversion when n*min(p, 1-p) < 10, Hormann's BTRS
+    rejection otherwise (exact log-pmf ratio in the squeeze test); cost does not grow with n."""
+    n = count.to(ember.float64)
+    p = prob.to(ember.float64)
+    flip = p > 0.5
+    q = ember.where(flip, 1 - p, p)
+    small = n * q < 10
+    zeros = ember.zeros_like(n)
+    # inversion by sequential search, expected n*q + 1 steps
+    qs, ns = ember.where(small, q, zeros), ember.where(small, n, zeros)
+    r = qs / (1 - qs)
+    pmf = (1 - qs) ** ns
+    cdf = pmf.clone()
+    u = ember.rand(n.shape, dtype=ember.float64, device=n.device)
+    k = zeros.clone()
+    active = (u > cdf) & (k < ns)
+    while bool(active.any()):
+        k = k + active.to(k.dtype)
+        pmf = ember.where(active, pmf * (ns - k + 1) / k.clamp(min=1) * r, pmf)
+        cdf = cdf + ember.where(active, pmf, zeros)
+        active = active & (u > cdf) & (k < ns)
+    # BTRS for n*q >= 10
+    qb = ember.where(small, ember.full_like(q, 0.5), q)
+    nb = ember.where(small, ember.full_like(n, 40.0), n)
+    spq = (nb * qb * (1 - qb)).sqrt()
+    b = 1.15 + 2.53 * spq
+    a = -0.0873 + 0.0248 * b + 0.01 * qb
+    c = nb * qb + 0.5
+    v_r = 0.92 - 4.2 / b
+    rb = qb / (1 - qb)
+    alpha = (2.83 + 5.1 / b) * spq
+    m = ((nb + 1) * qb).floor()
+    log_fm = ember.lgamma(m + 1) + ember.lgamma(nb - m + 1)
+    out = zeros.clone()
+    done = small.clone()
+    while not bool(done.all()):
+        uu = ember.rand(n.shape, dtype=ember.float64, device=n.device) - 0.5
+        v = ember.rand(n.shape, dtype=ember.float64, device=n.device)
+        us = 0.5 - uu.abs()
+        kk = ((2 * a / us + b) * uu + c).floor()
+        fast = (us >= 0.07) & (v <= v_r)
+        inside = (kk >= 0) & (kk <= nb)
+        ks = kk.clamp(min=0).minimum(nb)
+        log_ratio = (log_fm - ember.lgamma(ks + 1) - ember.lgamma(nb - ks + 1)
+                     + (ks - m) * rb.log())
+        slow = (v * alpha / (a / (us * us) + b)).log() <= log_ratio
+        ok = inside & (fast | slow) & ~done
+        out = ember.where(ok, ks, out)
+        done = done | ok
+    res = ember.where(small, k, out)
+    res = ember.where(flip, n - res, res)
+    return res.to(prob.dtype)
