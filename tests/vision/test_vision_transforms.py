@@ -269,3 +269,31 @@ def test_random_rotation_and_affine():
     assert T.RandomRotation(10)(_pil()).size == (31, 23)
     with pytest.raises(ValueError, match="must be positive"):
         T.RandomRotation(-3)
+
+
+def test_v2_pipeline_and_structured_inputs(tv):
+    from torchvision.transforms import v2 as tv2
+
+    from ember.vision.transforms import v2
+
+    def pipe(m, lib):
+        return m.Compose([m.ToImage(), m.CenterCrop(16), m.ToDtype(lib.float32, scale=True),
+                          m.Resize(10), m.Normalize([0.5, 0.4, 0.3], [0.2, 0.2, 0.3])])
+    img = _pil(20, 30)
+    ours, ref = pipe(v2, ember), pipe(tv2, torch)
+    np.testing.assert_allclose(to_np(ours(img)), ref(img).numpy(), rtol=1e-5, atol=1e-5)
+    # (image, label) samples: the label passes through, several positional inputs too
+    x, y = ours((img, 7))
+    rx, ry = ref((img, 7))
+    assert y == ry == 7
+    np.testing.assert_allclose(to_np(x), rx.numpy(), rtol=1e-5, atol=1e-5)
+    x2, y2 = ours(img, {"label": 3})
+    assert y2 == {"label": 3} and tuple(x2.shape) == tuple(rx.shape)
+    # only the first plain tensor is an image (v2's rule)
+    a, b = ember.rand(3, 10, 10), ember.rand(3, 10, 10)
+    ca, cb = v2.CenterCrop(4)((a, b))
+    assert tuple(ca.shape) == (3, 4, 4) and cb is b
+    u8 = v2.ToImage()(np.zeros((4, 5, 3), dtype=np.uint8))
+    assert u8.dtype == ember.uint8 and tuple(u8.shape) == (3, 4, 5)
+    with pytest.raises(NotImplementedError, match="jointly"):
+        v2.RandomHorizontalFlip()((img, _pil(20, 30)))
