@@ -16,7 +16,7 @@ KEYS_ONLY = {
 }
 SEG = {
     "fcn_resnet50": {"aux_loss": True}, "deeplabv3_resnet50": {"aux_loss": True},
-    "deeplabv3_mobilenet_v3_large": {"aux_loss": True},
+    "deeplabv3_mobilenet_v3_large": {"aux_loss": True}, "lraspp_mobilenet_v3_large": {},
 }
 
 
@@ -98,17 +98,19 @@ def test_forward_matches_torchvision_with_its_weights(name, kwargs, size):
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 
 
-def test_segmentation_forward_matches_torchvision():
-    ref = _tv_build("deeplabv3_mobilenet_v3_large", {"num_classes": 3, "aux_loss": True},
-                    seg=True).eval()
-    ours = models.segmentation.deeplabv3_mobilenet_v3_large(num_classes=3, aux_loss=True).eval()
+@pytest.mark.parametrize("name,kwargs", [
+    ("deeplabv3_mobilenet_v3_large", {"num_classes": 3, "aux_loss": True}),
+    ("lraspp_mobilenet_v3_large", {"num_classes": 3})])
+def test_segmentation_forward_matches_torchvision(name, kwargs):
+    ref = _tv_build(name, kwargs, seg=True).eval()
+    ours = getattr(models.segmentation, name)(**kwargs).eval()
     load_torch_state(ours, ref)
     x = np.random.RandomState(1).randn(1, 3, 40, 40).astype(np.float32)
     with torch.no_grad():
         expected = ref(torch.from_numpy(x))
     with ember.no_grad():
         got = ours(ember.tensor(x))
-    assert list(got) == list(expected) == ["out", "aux"]
+    assert list(got) == list(expected) == (["out", "aux"] if "aux_loss" in kwargs else ["out"])
     for k in expected:
         assert tuple(got[k].shape) == (1, 3, 40, 40)
         np.testing.assert_allclose(to_np(got[k]), expected[k].numpy(), rtol=1e-4, atol=1e-4)
