@@ -1,0 +1,45 @@
+"""load (torch.distributed.checkpoint.state_dict_loader): fills the state_dict in place."""
+from .default_planner import DefaultLoadPlanner
+from .filesystem import FileSystemReader
+from .state_dict_saver import _use_dist
+from .utils import _DistWrapper
+
+__all__ = ["load", "load_state_dict"]
+
+
+def load(state_dict, *, checkpoint_id=None, storage_reader=None, planner=None,
+         process_group=None, no_dist=None):
+    """Each rank reads the regions of saved chunks that overlap its own tensors/shards."""
+    if storage_reader is None:
+        if checkpoint_id is None:
+            raise RuntimeError("`checkpoint_id` must be specified if storage_reader is None.")
+        storage_reader = FileSystemReader(checkpoint_id)
+    else:
+        storage_reader.reset(checkpoint_id)
+    planner = planner if planner is not None else DefaultLoadPlanner()
+    use_dist = _use_dist(process_group) if no_dist is None else not no_dist
+    dw = _DistWrapper(process_group, use_dist)
+
+    def local_step():
+        metadata = storage_reader.read_metadata()
+        planner.set_up_planner(state_dict, metadata, dw.is_coordinator)
+        storage_reader.set_up_storage_reader(metadata, dw.is_coordinator)
+        return storage_reader.prepare_local_plan(planner.create_local_plan())
+
+    def global_step(all_plans):
+        return storage_reader.prepare_global_plan(planner.create_global_plan(all_plans))
+
+    central_plan = dw.reduce_scatter("plan", local_step, global_step)
+
+    def read_data():
+        final = planner.finish_plan(central_plan)
+        storage_reader.read_data(final, planner).wait()
+
+    dw.all_reduce("read", read_data, lambda _: None)
+
+
+def load_state_dict(state_dict, storage_reader, process_group=None, coordinator_rank=0,
+                    no_dist=False, planner=None):
+    """The deprecated spelling of `load` (PyTorch keeps it)."""
+    return load(state_dict, storage_reader=storage_reader, process_group=process_group,
+                planner=planner, no_dist=no_dist or None)

@@ -1,0 +1,115 @@
+"""save / async_save (torch.distributed.checkpoint.state_dict_saver)."""
+import copy
+import threading
+
+from .default_planner import DefaultSavePlanner
+from .filesystem import FileSystemWriter
+from .utils import _DistWrapper
+
+__all__ = ["save", "async_save", "save_state_dict"]
+
+
+def _dist():
+    from ... import distributed
+    return distributed
+
+
+def _use_dist(process_group):
+    dist = _dist()
+    return dist.is_initialized() and dist.get_world_size(process_group) > 1
+
+
+def save(state_dict, *, checkpoint_id=None, storage_writer=None, planner=None,
+         process_group=None, no_dist=None):
+    """Every rank writes its items in parallel; the coordinator writes metadata last."""
+    if storage_writer is None:
+        if checkpoint_id is None:
+            raise RuntimeError("`checkpoint_id` must be specified if storage_writer is None.")
+        storage_writer = FileSystemWriter(checkpoint_id)
+    else:
+        storage_writer.reset(checkpoint_id)
+    planner = planner if planner is not None else DefaultSavePlanner()
+    use_dist = _use_dist(process_group) if no_dist is None else not no_dist
+    dw = _DistWrapper(process_group, use_dist)
+    box = {}
+
+    def local_step():
+        storage_writer.set_up_storage_writer(dw.is_coordinator)
+        planner.set_up_planner(state_dict, storage_writer.storage_meta(), dw.is_coordinator)
+        return storage_writer.prepare_local_plan(planner.create_local_plan())
+
+    def global_step(all_plans):
+        all_plans, box["metadata"] = planner.create_global_plan(all_plans)
+        return storage_writer.prepare_global_plan(all_plans)
+
+    central_plan = dw.reduce_scatter("plan", local_step, global_step)
+
+    def write_data():
+        final = planner.finish_plan(central_plan)
+        return storage_writer.write_data(final, planner).wait()
+
+    def finish(all_results):
+        storage_writer.finish(box["metadata"], all_results)
+        return box["metadata"]
+
+    return dw.all_reduce("write", write_data, finish)
+
+
+def save_state_dict(state_dict, storage_writer, process_group=None, coordinator_rank=0,
+                    no_dist=False, planner=None):
+    """The deprecated spelling of `save` (PyTorch keeps it)."""
+    return save(state_dict, storage_writer=storage_writer, process_group=process_group,
+                planner=planner, no_dist=no_dist or None)
+
+
+_async_groups = {}
+
+
+def _stage(obj):
+    """A private copy of every tensor, so training may go on while the copy is written."""
+    import ember
+
+    from ..tensor import DTensor
+    if isinstance(obj, DTensor):
+        return DTensor(obj.to_local().detach().clone(), obj.device_mesh, obj.placements,
+                       obj.shape)
+    if isinstance(obj, ember.Tensor):
+        return obj.detach().clone()
+    if isinstance(obj, dict):
+        return type(obj)((k, _stage(v)) for k, v in obj.items()) \
+            if not hasattr(obj, "default_factory") else {k: _stage(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_stage(v) for v in obj)
+    return copy.deepcopy(obj)
+
+
+def async_save(state_dict, *, checkpoint_id=None, storage_writer=None, planner=None,
+               process_group=None, async_checkpointer_type=None, async_stager=None,
+               no_dist=False):
+    """Stage (copy) the state_dict now, write it in a background thread; returns a Future.
+
+    The background save talks over its own process group (made once per group here, a
+    collective every rank runs), so training collectives on the default group can go on.
+    """
+    from ...futures import Future
+    staged = _stage(state_dict)
+    dist = _dist()
+    group = process_group
+    if dist.is_initialized() and not no_dist and dist.get_world_size(process_group) > 1:
+        key = id(process_group)
+        if key not in _async_groups:
+            ranks = (dist.get_process_group_ranks(process_group) if process_group is not None
+                     else list(range(dist.get_world_size())))
+            _async_groups[key] = dist.new_group(ranks)
+        group = _async_groups[key]
+    fut = Future()
+
+    def run():
+        try:
+            fut.set_result(save(staged, checkpoint_id=checkpoint_id,
+                                storage_writer=storage_writer, planner=planner,
+                                process_group=group, no_dist=no_dist or None))
+        except BaseException as e:
+            fut.set_exception(e)
+    threading.Thread(target=run, name="dcp-async-save", daemon=True).start()
+    return fut
