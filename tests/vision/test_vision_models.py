@@ -171,6 +171,8 @@ def test_legacy_pretrained_keyword():
     assert m.num_classes == 3
     with pytest.warns(UserWarning), pytest.raises(NotImplementedError, match="pretrained"):
         models.resnet18(pretrained=True)
-    with pytest.warns(UserWarning, match="pretrained_backbone"):
+    with pytest.warns(UserWarning, match="deprecated") as record:
         models.segmentation.deeplabv3_mobilenet_v3_large(pretrained=False,
                                                          pretrained_backbone=False)
+    assert {str(w.message).split("'")[1] for w in record} == {"pretrained",
+                                                              "pretrained_backbone"}
