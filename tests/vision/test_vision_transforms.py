@@ -297,3 +297,16 @@ def test_v2_pipeline_and_structured_inputs(tv):
     assert u8.dtype == ember.uint8 and tuple(u8.shape) == (3, 4, 5)
     with pytest.raises(NotImplementedError, match="jointly"):
         v2.RandomHorizontalFlip()((img, _pil(20, 30)))
+
+
+def test_batched_tensor_images(tv):
+    """[B, C, H, W] batches go through the tensor kernels like single images."""
+    TF = tv.transforms.functional
+    x = np.random.RandomState(11).rand(2, 3, 12, 14).astype(np.float32)
+    cases = [("resize", ([7, 9],)), ("rotate", (33.0,)), ("adjust_hue", (0.2,)),
+             ("gaussian_blur", ([3, 5],)), ("adjust_contrast", (1.5,)),
+             ("affine", (10.0, [1, 2], 0.9, [3.0, 0.0]))]
+    for name, args in cases:
+        np.testing.assert_allclose(to_np(getattr(F, name)(ember.tensor(x), *args)),
+                                   getattr(TF, name)(torch.from_numpy(x), *args).numpy(),
+                                   rtol=1e-5, atol=1e-5, err_msg=name)
