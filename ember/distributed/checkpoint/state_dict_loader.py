@@ -12,7 +12,8 @@ def load(state_dict, *, checkpoint_id=None, storage_reader=None, planner=None,
     """Each rank reads the regions of saved chunks that overlap its own tensors/shards."""
     if storage_reader is None:
         if checkpoint_id is None:
-            raise RuntimeError("`checkpoint_id` must be specified if storage_reader is None.")
+            raise RuntimeError("`checkpoint_id` must be specified if "
+                               "storage_reader/storage_writer is None.")
         storage_reader = FileSystemReader(checkpoint_id)
     else:
         storage_reader.reset(checkpoint_id)

@@ -24,7 +24,8 @@ def save(state_dict, *, checkpoint_id=None, storage_writer=None, planner=None,
     """Every rank writes its items in parallel; the coordinator writes metadata last."""
     if storage_writer is None:
         if checkpoint_id is None:
-            raise RuntimeError("`checkpoint_id` must be specified if storage_writer is None.")
+            raise RuntimeError("`checkpoint_id` must be specified if "
+                               "storage_reader/storage_writer is None.")
         storage_writer = FileSystemWriter(checkpoint_id)
     else:
         storage_writer.reset(checkpoint_id)

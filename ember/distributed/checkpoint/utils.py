@@ -8,8 +8,8 @@ is collected and re-raised on every rank as CheckpointException, so no rank is l
 __all__ = ["CheckpointException"]
 
 
-class CheckpointException(RuntimeError):
-    """A save/load step failed on some ranks (torch.distributed.checkpoint's exception)."""
+class CheckpointException(BaseException):
+    """A save/load step failed on some ranks; a BaseException, as in PyTorch."""
 
     def __init__(self, msg, failures):
         super().__init__(msg, failures)

@@ -1,0 +1,106 @@
+"""Per-rank programs for the DTensor / DCP / FSDP tests (importable by spawned children)."""
+import os
+
+import numpy as np
+
+from dist_workers import _init
+
+
+def global_arrays():
+    """The tensors every checkpoint test saves: uneven shards, an empty shard, other dtypes."""
+    rs = np.random.RandomState(0)
+    return {"a": np.arange(21, dtype=np.float32).reshape(7, 3),       # Shard(0): 2,2,2,1
+            "b": rs.randn(3).astype(np.float32),                       # Shard(0): 1,1,1,0
+            "c": rs.randn(3, 10).astype(np.float64),                   # Shard(1): 3,3,3,1
+            "r": rs.randn(4, 4).astype(np.float32),                    # replicated
+            "i": np.arange(10, dtype=np.int64),                        # Shard(0)
+            "s": np.array(2.5, dtype=np.float32)}                      # 0-d, replicated
+
+
+PLACE = {"a": 0, "b": 0, "c": 1, "r": None, "i": 0, "s": None}
+
+
+def _state(arrays, mesh, zeros=False):
+    import ember
+    from ember.distributed.tensor import Replicate, Shard, distribute_tensor
+    sd = {}
+    for k, a in arrays.items():
+        t = ember.from_numpy(np.zeros_like(a) if zeros else a.copy())
+        if PLACE[k] is None:
+            sd[k] = t
+        else:
+            sd[k] = distribute_tensor(t, mesh, [Shard(PLACE[k])])
+    sd["nested"] = {"r2": ember.from_numpy(np.zeros_like(arrays["r"]) if zeros else
+                                           arrays["r"] * 2), "step": 0 if zeros else 7}
+    return sd, Replicate
+
+
+def dtensor_basics(rank, ws, port, outdir):
+    import ember
+    from ember.distributed.tensor import (DTensor, Replicate, Shard, distribute_tensor,
+                                          init_device_mesh)
+    _init(rank, ws, port)
+    mesh = init_device_mesh("cpu", (ws,))
+    out = {}
+    for k, a in global_arrays().items():
+        if a.ndim == 0:
+            continue
+        for dim in range(a.ndim):
+            d = distribute_tensor(ember.from_numpy(a.copy()), mesh, [Shard(dim)])
+            assert tuple(d.shape) == a.shape and d.dtype == ember.from_numpy(a).dtype
+            assert d.placements == (Shard(dim),) and d.device_mesh == mesh
+            out[f"{k}.{dim}.local"] = d.to_local().numpy()
+            np.testing.assert_array_equal(d.full_tensor().numpy(), a)
+            rep = d.redistribute(mesh, [Replicate()])
+            np.testing.assert_array_equal(rep.to_local().numpy(), a)
+            back = rep.redistribute(mesh, [Shard(dim)])
+            np.testing.assert_array_equal(back.to_local().numpy(), out[f"{k}.{dim}.local"])
+            other = d.redistribute(mesh, [Shard(a.ndim - 1 - dim)])
+            np.testing.assert_array_equal(other.full_tensor().numpy(), a)
+            # from_local without shape: the global shape is gathered, uneven pieces included
+            fl = DTensor.from_local(d.to_local(), mesh, [Shard(dim)])
+            assert tuple(fl.shape) == a.shape
+            np.testing.assert_array_equal(fl.full_tensor().numpy(), a)
+    np.savez(os.path.join(outdir, f"dt_{rank}.npz"), **out)
+
+
+def dcp_save(rank, ws, port, outdir, ckpt):
+    import ember.distributed.checkpoint as dcp
+    from ember.distributed.tensor import init_device_mesh
+    _init(rank, ws, port)
+    mesh = init_device_mesh("cpu", (ws,))
+    sd, _ = _state(global_arrays(), mesh)
+    dcp.save(sd, checkpoint_id=ckpt)
+
+
+def dcp_load(rank, ws, port, outdir, ckpt):
+    import ember.distributed.checkpoint as dcp
+    from ember.distributed.tensor import DTensor, init_device_mesh
+    _init(rank, ws, port)
+    mesh = init_device_mesh("cpu", (ws,))
+    arrays = global_arrays()
+    sd, _ = _state(arrays, mesh, zeros=True)
+    dcp.load(sd, checkpoint_id=ckpt)
+    for k, a in arrays.items():
+        v = sd[k]
+        got = v.full_tensor() if isinstance(v, DTensor) else v
+        np.testing.assert_array_equal(got.numpy(), a)
+    np.testing.assert_array_equal(sd["nested"]["r2"].numpy(), arrays["r"] * 2)
+    assert sd["nested"]["step"] == 7
+    open(os.path.join(outdir, f"loaded_{ws}_{rank}"), "w").close()
+
+
+def dcp_save_crash(rank, ws, port, outdir, ckpt):
+    """Writes new data files, then dies (SIGKILL-like) before the metadata is replaced."""
+    import ember.distributed.checkpoint as dcp
+    from ember.distributed.checkpoint.filesystem import FileSystemWriter
+    from ember.distributed.tensor import init_device_mesh
+    _init(rank, ws, port)
+    mesh = init_device_mesh("cpu", (ws,))
+    arrays = {k: np.asarray(v + 100, dtype=v.dtype) for k, v in global_arrays().items()}
+    sd, _ = _state(arrays, mesh)
+
+    def die(self, metadata, results):
+        os._exit(17)
+    FileSystemWriter.finish = die
+    dcp.save(sd, checkpoint_id=ckpt)

@@ -1,0 +1,153 @@
+"""Distributed checkpoint: 4-rank save of DTensor shards, load with 1, 2 and 3 ranks; crash safety;
+model + optimizer state_dict helpers; API behaviour next to torch's DCP (single process)."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import ember
+import ember.distributed.checkpoint as dcp
+from dcp_workers import dcp_load, dcp_save, dcp_save_crash, global_arrays
+from dist_workers import run_world
+from ember.distributed.checkpoint.state_dict import (StateDictOptions, get_state_dict,
+                                                     set_state_dict)
+
+torch = pytest.importorskip("torch")
+
+
+def _load_one_process(ckpt, arrays):
+    sd = {k: ember.from_numpy(np.zeros_like(a)) for k, a in arrays.items()}
+    sd["nested"] = {"r2": ember.zeros(4, 4), "step": 0}
+    dcp.load(sd, checkpoint_id=ckpt)
+    return sd
+
+
+@pytest.fixture(scope="module")
+def saved4(tmp_path_factory):
+    path = tmp_path_factory.mktemp("dcp4")
+    ckpt = str(path / "ckpt")
+    run_world(dcp_save, 4, str(path), ckpt, timeout=120)
+    return path, ckpt
+
+
+def test_save_4_ranks_layout(saved4):
+    path, ckpt = saved4
+    md = json.load(open(os.path.join(ckpt, ".metadata")))
+    files = sorted(f for f in os.listdir(ckpt) if f.endswith(".distcp"))
+    assert len(files) == 4 and all(f.startswith(f"__{r}_") for r, f in enumerate(files))
+    sdm = md["state_dict_metadata"]
+    assert sdm["a"]["size"] == [7, 3] and [c["sizes"] for c in sdm["a"]["chunks"]] == \
+        [[2, 3], [2, 3], [2, 3], [1, 3]]
+    assert len(sdm["b"]["chunks"]) == 3                 # the empty 4th shard is not written
+    assert [c["offsets"] for c in sdm["c"]["chunks"]] == [[0, 0], [0, 3], [0, 6], [0, 9]]
+    assert len(sdm["r"]["chunks"]) == 1 and sdm["nested.step"] == {"type": "bytes"}
+    # replicated items are written once in all
+    entries = [s for s in md["storage_data"] if s["fqn"] in ("r", "s", "nested.r2",
+                                                              "nested.step")]
+    assert len(entries) == 4
+    assert sdm["c"]["dtype"] == "float64" and sdm["i"]["dtype"] == "int64"
+
+
+def test_load_with_1_rank(saved4):
+    _, ckpt = saved4
+    arrays = global_arrays()
+    sd = _load_one_process(ckpt, arrays)
+    for k, a in arrays.items():
+        np.testing.assert_array_equal(sd[k].numpy(), a)
+        assert sd[k].dtype == ember.from_numpy(a).dtype
+    np.testing.assert_array_equal(sd["nested"]["r2"].numpy(), arrays["r"] * 2)
+    assert sd["nested"]["step"] == 7
+
+
+@pytest.mark.parametrize("ws", [2, 3])
+def test_load_with_other_world_sizes(ws, saved4):
+    path, ckpt = saved4
+    run_world(dcp_load, ws, str(path), ckpt, timeout=120)
+    assert all(os.path.exists(os.path.join(path, f"loaded_{ws}_{r}")) for r in range(ws))
+
+
+def test_crash_mid_save_keeps_previous_checkpoint(tmp_path):
+    ckpt = str(tmp_path / "ckpt")
+    run_world(dcp_save, 2, str(tmp_path), ckpt, timeout=120)
+    before = set(os.listdir(ckpt))
+    with pytest.raises(Exception):
+        run_world(dcp_save_crash, 2, str(tmp_path), ckpt, timeout=60)
+    assert len(set(os.listdir(ckpt)) - before) >= 1      # the dead save's files are there
+    arrays = global_arrays()
+    sd = _load_one_process(ckpt, arrays)                   # ... and ignored
+    for k, a in arrays.items():
+        np.testing.assert_array_equal(sd[k].numpy(), a)
+    # the next good save removes the orphans
+    run_world(dcp_save, 2, str(tmp_path), ckpt, timeout=120)
+    assert len([f for f in os.listdir(ckpt) if f.endswith(".distcp")]) == 2
+
+
+def _model_and_opt(seed):
+    nn = ember.nn
+    ember.manual_seed(seed)
+    m = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    return m, ember.optim.Adam(m.parameters(), lr=0.01)
+
+
+def test_model_optimizer_round_trip(tmp_path):
+    m, opt = _model_and_opt(0)
+    for _ in range(2):
+        opt.zero_grad()
+        m(ember.randn(3, 4)).pow(2).sum().backward()
+        opt.step()
+    msd, osd = get_state_dict(m, opt)
+    assert list(osd["state"]) == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    assert osd["param_groups"][0]["params"] == list(osd["state"])
+    dcp.save({"model": msd, "optim": osd}, checkpoint_id=str(tmp_path))
+    m2, opt2 = _model_and_opt(1)
+    msd2, osd2 = get_state_dict(m2, opt2)                  # a fresh optimizer gets its state
+    dcp.load({"model": msd2, "optim": osd2}, checkpoint_id=str(tmp_path))
+    set_state_dict(m2, opt2, model_state_dict=msd2, optim_state_dict=osd2)
+    for a, b in zip(m.parameters(), m2.parameters()):
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    s1, s2 = opt.state_dict()["state"], opt2.state_dict()["state"]
+    for i in s1:
+        for k in s1[i]:
+            np.testing.assert_array_equal(np.asarray(s1[i][k]), np.asarray(s2[i][k]))
+    x = ember.randn(5, 4)
+    for o, mm in ((opt, m), (opt2, m2)):                    # training continues identically
+        o.zero_grad()
+        mm(x).sum().backward()
+        o.step()
+    for a, b in zip(m.parameters(), m2.parameters()):
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    assert StateDictOptions().full_state_dict is False
+
+
+def test_api_behaviour_like_torch(tmp_path):
+    import torch.distributed.checkpoint as tdcp
+    from torch.distributed.checkpoint.api import CheckpointException as TorchCE
+    for lib, mod, ce in ((torch, tdcp, TorchCE), (ember, dcp, dcp.CheckpointException)):
+        d = str(tmp_path / lib.__name__)
+        mod.save({"a": lib.arange(6.0).reshape(2, 3), "n": {"e": 3}}, checkpoint_id=d)
+        sd = {"a": lib.zeros(2, 3), "n": {"e": 0}}
+        keep = sd["a"]
+        mod.load(sd, checkpoint_id=d)                       # in place
+        assert sd["a"] is keep and keep.sum().item() == 15.0 and sd["n"]["e"] == 3
+        with pytest.raises(ce) as info:
+            mod.load({"b": lib.zeros(2)}, checkpoint_id=d)
+        assert issubclass(ce, BaseException) and not issubclass(ce, Exception)
+        exc = list(info.value.failures.values())[0]
+        exc = exc[0] if isinstance(exc, tuple) else exc
+        assert isinstance(exc, RuntimeError) and "Missing key in checkpoint state_dict: b" in \
+            str(exc)
+        with pytest.raises(RuntimeError, match="checkpoint_id` must be specified"):
+            mod.save({"a": lib.zeros(1)})
+        with pytest.raises(ce):
+            mod.load({"a": lib.zeros(3)}, checkpoint_id=d)  # size mismatch
+
+
+def test_async_save_returns_future(tmp_path):
+    sd = {"w": ember.arange(4.0)}
+    fut = dcp.async_save(sd, checkpoint_id=str(tmp_path))
+    sd["w"].add_(100)                                      # staged: later edits not saved
+    fut.result() if hasattr(fut, "result") else fut.wait()
+    out = {"w": ember.zeros(4)}
+    dcp.load(out, checkpoint_id=str(tmp_path))
+    np.testing.assert_array_equal(out["w"].numpy(), np.arange(4.0, dtype=np.float32))
