@@ -1,0 +1,228 @@
+"""ember.distributed vs PyTorch's gloo, side by side in one run (a few minutes).
+
+Measures, on this machine's loopback:
+1. all_reduce bus bandwidth (bytes * 2(n-1)/n / time) for 4 KB - 64 MB float32 tensors
+   with 2 and 4 processes: ember "gloo" (TCP), ember "mpi" (mpiexec) and PyTorch gloo;
+   ratios are ember / torch.
+2. DDP step time of a small ResNet on 2 processes, ember vs PyTorch, and the overlap:
+   the same step without communication (`no_sync`) and the bucket all-reduces alone; with
+   overlap, step(DDP) < step(no_sync) + comm.
+Writes benchmarks/results/distributed.json and distributed.md and prints the tables.
+Usage: python benchmarks/distributed.py [--quick]
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+RESULTS = Path(__file__).resolve().parent / "results"
+SIZES = [4 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20]
+
+
+def _port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _lib(name):
+    if name == "torch":
+        import torch
+        torch.set_num_threads(1)
+        return torch
+    import ember
+    return ember
+
+
+def _time_allreduce(L, dist, nbytes, budget):
+    t = L.ones(nbytes // 4)
+    for _ in range(2):
+        dist.all_reduce(t)
+    dist.barrier()
+    iters, start = 0, time.perf_counter()
+    while True:
+        dist.all_reduce(t)
+        iters += 1
+        elapsed = time.perf_counter() - start
+        # every rank must run the same number of iterations: rank 0 decides
+        flag = L.tensor([1.0 if elapsed < budget and iters < 200 else 0.0])
+        dist.broadcast(flag, src=0)
+        if flag.item() == 0:
+            break
+    # time again without the decision broadcasts
+    dist.barrier()
+    start = time.perf_counter()
+    for _ in range(iters):
+        dist.all_reduce(t)
+    return (time.perf_counter() - start) / iters
+
+
+def allreduce_worker(rank, ws, port, lib, out, budget):
+    L = _lib(lib)
+    dist = L.distributed
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=ws)
+    res = {n: _time_allreduce(L, dist, n, budget) for n in SIZES}
+    if rank == 0:
+        with open(out, "w") as f:
+            json.dump(res, f)
+    dist.destroy_process_group()
+
+
+def _mpi_worker(out, budget):
+    import ember
+    dist = ember.distributed
+    dist.init_process_group("mpi")
+    res = {n: _time_allreduce(ember, dist, n, budget) for n in SIZES}
+    if dist.get_rank() == 0:
+        with open(out, "w") as f:
+            json.dump(res, f)
+
+
+# ----------------------------------------------------------------------------- DDP
+def _resnet(L):
+    nn = L.nn
+
+    class Block(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.c1, self.b1 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+            self.c2, self.b2 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+
+        def forward(self, x):
+            y = L.relu(self.b1(self.c1(x)))
+            return L.relu(x + self.b2(self.c2(y)))
+
+    return nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), Block(16), Block(16),
+                         nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.ReLU(), Block(32),
+                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10))
+
+
+def ddp_worker(rank, ws, port, lib, out, steps):
+    L = _lib(lib)
+    dist = L.distributed
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=ws)
+    L.manual_seed(0)
+    model = _resnet(L)
+    ddp = L.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=0.25)
+    opt = L.optim.SGD(ddp.parameters(), lr=0.01)
+    x, y = L.randn(8, 3, 12, 12), L.randint(0, 10, (8,))
+
+    def step():
+        opt.zero_grad()
+        L.nn.functional.cross_entropy(ddp(x), y).backward()
+        opt.step()
+
+    def timed(fn):
+        fn()
+        dist.barrier()
+        best = float("inf")
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            fn()
+            best = min(best, time.perf_counter() - t0)
+            dist.barrier()
+        return best
+
+    def nosync():
+        with ddp.no_sync():
+            step()
+
+    grads = [p for p in model.parameters()]
+
+    def comm_only():            # the same bytes, all-reduced after the fact
+        for p in grads:
+            dist.all_reduce(p.grad)
+
+    res = {"ddp_step": timed(step), "nosync_step": timed(nosync), "comm_only": timed(comm_only),
+           "params": sum(p.numel() for p in grads)}
+    if rank == 0:
+        with open(out, "w") as f:
+            json.dump(res, f)
+    dist.destroy_process_group()
+
+
+def _spawn(fn, ws, *args):
+    import ember.multiprocessing as mp
+    mp.start_processes(fn, args=(ws, _port()) + args, nprocs=ws, start_method="spawn")
+
+
+def main():
+    quick = "--quick" in sys.argv
+    budget = 0.15 if quick else 0.4
+    tmp = tempfile.mkdtemp()
+    table = {}
+    for ws in (2, 4):
+        for lib in ("ember", "torch"):
+            out = os.path.join(tmp, f"ar_{lib}_{ws}.json")
+            _spawn(allreduce_worker, ws, lib, out, budget)
+            table[(f"{lib}-gloo", ws)] = json.load(open(out))
+        out = os.path.join(tmp, f"ar_mpi_{ws}.json")
+        mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        if os.path.exists(mpiexec):
+            subprocess.run([mpiexec, "--oversubscribe", "-n", str(ws), sys.executable,
+                            __file__, "--mpi-worker", out, str(budget)], env=env, check=True,
+                           timeout=600)
+            table[("ember-mpi", ws)] = json.load(open(out))
+    ddp = {}
+    for lib in ("ember", "torch"):
+        out = os.path.join(tmp, f"ddp_{lib}.json")
+        _spawn(ddp_worker, 2, lib, out, 3 if quick else 6)
+        ddp[lib] = json.load(open(out))
+    _report(table, ddp)
+
+
+def _busbw(nbytes, secs, ws):
+    return nbytes * 2 * (ws - 1) / ws / secs / 1e9
+
+
+def _report(table, ddp):
+    lines = ["# ember.distributed vs PyTorch gloo (loopback, this machine)", "",
+             "## all_reduce bus bandwidth (GB/s); ratio = ember / torch", ""]
+    data = {"allreduce": {}, "ddp": ddp}
+    for ws in (2, 4):
+        libs = [k for k in ("ember-gloo", "ember-mpi", "torch-gloo") if (k, ws) in table]
+        lines += [f"### {ws} processes", "",
+                  "| size | " + " | ".join(libs) + " | gloo ratio | mpi ratio |",
+                  "|---" * (len(libs) + 3) + "|"]
+        for n in SIZES:
+            bw = {k: _busbw(n, table[(k, ws)][str(n)], ws) for k in libs}
+            data["allreduce"].setdefault(str(ws), {})[n] = bw
+            ratio = bw["ember-gloo"] / bw["torch-gloo"]
+            mratio = (f"{bw['ember-mpi'] / bw['torch-gloo']:.2f}" if "ember-mpi" in bw
+                      else "-")
+            size = f"{n >> 10} KB" if n < (1 << 20) else f"{n >> 20} MB"
+            lines.append(f"| {size} | " + " | ".join(f"{bw[k]:.3f}" for k in libs)
+                         + f" | {ratio:.2f} | {mratio} |")
+        lines.append("")
+    lines += ["## DDP step, small ResNet, batch 8x3x12x12, 2 processes (ms, best of n)", "",
+              "| lib | DDP step | step without comm (no_sync) | all-reduces alone | "
+              "hidden by overlap |", "|---|---|---|---|---|"]
+    for lib, r in ddp.items():
+        hidden = r["nosync_step"] + r["comm_only"] - r["ddp_step"]
+        lines.append(f"| {lib} | {r['ddp_step'] * 1e3:.1f} | {r['nosync_step'] * 1e3:.1f} | "
+                     f"{r['comm_only'] * 1e3:.1f} | {hidden * 1e3:.1f} |")
+    lines.append(f"\nDDP step ratio ember / torch: "
+                 f"{ddp['ember']['ddp_step'] / ddp['torch']['ddp_step']:.2f}")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    RESULTS.mkdir(exist_ok=True)
+    for name, payload in (("distributed.json", json.dumps(data, indent=1, default=str)),
+                          ("distributed.md", text)):
+        tmp = RESULTS / (name + ".tmp")
+        tmp.write_text(payload)
+        os.replace(tmp, RESULTS / name)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--mpi-worker":
+        _mpi_worker(sys.argv[2], float(sys.argv[3]))
+    else:
+        main()
