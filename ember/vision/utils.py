@@ -1,9 +1,12 @@
-"""torchvision.utils: tile a batch of images into one grid, save tensors as image files."""
+"""torchvision.utils: tile a batch of images into one grid, save tensors as image files,
+draw boxes and masks on images."""
 import math
 
 from .. import Tensor, cat, stack, uint8
 
-__all__ = ["make_grid", "save_image"]
+from ._draw import draw_bounding_boxes, draw_segmentation_masks
+
+__all__ = ["make_grid", "save_image", "draw_bounding_boxes", "draw_segmentation_masks"]
 
 
 def make_grid(tensor, nrow=8, padding=2, normalize=False, value_range=None, scale_each=False,

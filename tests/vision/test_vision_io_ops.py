@@ -177,3 +177,41 @@ def test_sigmoid_focal_loss_matches_torchvision(alpha, gamma, reduction):
     got.sum().backward()
     exp.sum().backward()
     np.testing.assert_allclose(to_np(ex.grad), tx.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"labels": ["a", "bb", "cat"], "width": 2},
+                                    {"fill": True, "colors": "red"},
+                                    {"labels": ["x", "y", "z"], "fill_labels": True,
+                                     "colors": [(0, 255, 0), "blue", (9, 9, 9)]}])
+def test_draw_bounding_boxes_matches_torchvision(kwargs):
+    from ember.vision.utils import draw_bounding_boxes
+    tv = torchvision()
+    img = np.random.RandomState(12).randint(0, 256, (3, 40, 50)).astype(np.uint8)
+    boxes = np.array([[2, 3, 20, 30], [10, 5, 45, 25], [0, 0, 49, 39]], dtype=np.float32)
+    got = draw_bounding_boxes(ember.tensor(img), ember.tensor(boxes), **kwargs)
+    exp = tv.utils.draw_bounding_boxes(torch.from_numpy(img), torch.from_numpy(boxes), **kwargs)
+    np.testing.assert_array_equal(to_np(got), exp.numpy())
+    fimg = img.astype(np.float32) / 255
+    gotf = draw_bounding_boxes(ember.tensor(fimg), ember.tensor(boxes), **kwargs)
+    expf = tv.utils.draw_bounding_boxes(torch.from_numpy(fimg), torch.from_numpy(boxes), **kwargs)
+    np.testing.assert_allclose(to_np(gotf), expf.numpy(), atol=1e-6)
+    with pytest.raises(ValueError, match="xmin, ymin, xmax, ymax"):
+        draw_bounding_boxes(ember.tensor(img), ember.tensor(boxes[:, [2, 1, 0, 3]]))
+
+
+def test_draw_segmentation_masks_matches_torchvision():
+    from ember.vision.utils import draw_segmentation_masks
+    tv = torchvision()
+    rng = np.random.RandomState(13)
+    img = rng.randint(0, 256, (3, 12, 14)).astype(np.uint8)
+    masks = rng.rand(3, 12, 14) > 0.6
+    for colors in (None, ["red", (1, 2, 3), "#00ff00"]):
+        got = draw_segmentation_masks(ember.tensor(img), ember.tensor(masks), 0.6, colors)
+        exp = tv.utils.draw_segmentation_masks(torch.from_numpy(img), torch.from_numpy(masks),
+                                               0.6, colors)
+        np.testing.assert_array_equal(to_np(got), exp.numpy())
+    fimg = img.astype(np.float32) / 255
+    np.testing.assert_allclose(
+        to_np(draw_segmentation_masks(ember.tensor(fimg), ember.tensor(masks[0]))),
+        tv.utils.draw_segmentation_masks(torch.from_numpy(fimg),
+                                         torch.from_numpy(masks[0])).numpy(), rtol=1e-6)
