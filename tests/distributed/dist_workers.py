@@ -223,6 +223,15 @@ def ddp_train(rank, ws, port, path, framework, opts):
         hooks = import_module(f"{lib.__name__}.distributed.algorithms.ddp_comm_hooks."
                               f"default_hooks")
         ddp.register_comm_hook(None, hooks.fp16_compress_hook)
+    elif opts.get("hook") == "powersgd":
+        # full rank and always compressing: PowerSGD is then exact, so it must match plain
+        # averaging (torch's and ember's initial Q differ, their products do not)
+        from importlib import import_module
+        mod = import_module(f"{lib.__name__}.distributed.algorithms.ddp_comm_hooks."
+                            f"powerSGD_hook")
+        state = mod.PowerSGDState(process_group=None, matrix_approximation_rank=16,
+                                  start_powerSGD_iter=2, min_compression_rate=0)
+        ddp.register_comm_hook(state, mod.powerSGD_hook)
     opt = lib.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
     X, Y = data["X"], data["Y"]
     B = X.shape[1] // ws
@@ -321,3 +330,40 @@ def failing(rank, ws, port, mode):
             dist.all_reduce(ember.ones(100000))
         print("step", step, flush=True)
     sys.exit(0)
+
+
+def unused_train(rank, ws, port, path, framework):
+    """find_unused_parameters: a head used by no rank, one used by rank 0 only at step 1."""
+    from datetime import timedelta
+    if framework == "torch":
+        import torch as lib
+    else:
+        import ember as lib
+    dist = lib.distributed
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=ws, timeout=timedelta(seconds=60))
+
+    class Net(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b, self.c = (lib.nn.Linear(4, 2) for _ in range(3))
+
+        def forward(self, x, use_b):
+            return self.a(x) + self.b(x) if use_b else self.a(x)
+
+    net = Net()
+    with lib.no_grad():
+        for i, p in enumerate(net.parameters()):
+            p.copy_(lib.linspace(-0.5, 0.5, p.numel()).reshape(p.shape) * (i + 1))
+    ddp = lib.nn.parallel.DistributedDataParallel(net, find_unused_parameters=True)
+    opt = lib.optim.SGD(ddp.parameters(), lr=0.1)
+    x = lib.linspace(-1, 1, 8).reshape(2, 4) * (rank + 1)
+    for step in range(3):
+        opt.zero_grad()
+        ddp(x, (step == 1 and rank == 0) or step == 2).pow(2).sum().backward()
+        opt.step()
+    out = {n: p.detach().numpy().copy() for n, p in net.named_parameters()}
+    out["c_grad_is_none"] = np.array(net.c.weight.grad is None)
+    out["b_grad"] = net.b.weight.grad.numpy().copy()
+    np.savez(os.path.join(path, f"unused_{framework}_{rank}.npz"), **out)
+    dist.destroy_process_group()

@@ -51,6 +51,10 @@ class PowerSGDState:
                  orthogonalization_epsilon=0, random_seed=0,
                  compression_stats_logging_frequency=10_000,
                  batch_tensors_with_same_shape=False):
+        if (use_error_feedback or warm_start) and start_powerSGD_iter <= 1:
+            raise ValueError("Expect `start_powerSGD_iter` > 1 if `use_error_feedback` or "
+                             "`warm_start` is enabled, because PowerSGD can only be applied "
+                             "after the first two iterations in DDP.")
         self.process_group = process_group
         self.matrix_approximation_rank = matrix_approximation_rank
         self.start_powerSGD_iter = start_powerSGD_iter
