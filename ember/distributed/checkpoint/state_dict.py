@@ -71,20 +71,36 @@ def _check_opts(options):
     return options
 
 
+def _raw_state_dict(model):
+    """{name: parameter or persistent buffer} walking modules directly, so wrapper
+    state_dict overrides (FSDP's) are not involved."""
+    out = {}
+    for mname, mod in model.named_modules():
+        skip = getattr(mod, "_non_persistent_buffers_set", ())
+        for name, t in list(mod._parameters.items()) + list(mod._buffers.items()):
+            if t is not None and name not in skip:
+                out.setdefault((mname + "." if mname else "") + name, t)
+    return out
+
+
 def get_model_state_dict(model, *, submodules=None, options=None):
     options = _check_opts(options)
     if submodules is not None:
         raise NotImplementedError("get_model_state_dict: submodules= is not implemented")
-    params = dict(model.named_parameters())
     out = {}
-    for name, t in model.state_dict(keep_vars=True).items():
-        p = params.get(name)
-        if options.ignore_frozen_params and p is not None and not p.requires_grad:
+    for name, t in _raw_state_dict(model).items():
+        if options.ignore_frozen_params and not t.requires_grad and \
+                getattr(t, "_is_param", isinstance(t, _param_type())):
             continue
-        spec = _spec(p) if p is not None else None
+        spec = _spec(t)
         out[_clean(name)] = (_to_dtensor(t, spec, options.full_state_dict) if spec is not None
                              else t.detach())
     return out
+
+
+def _param_type():
+    from ...nn.parameter import Parameter
+    return Parameter
 
 
 def _optim_list(optimizers):
@@ -142,43 +158,56 @@ def get_state_dict(model, optimizers, *, submodules=None, options=None):
 
 
 def set_model_state_dict(model, model_state_dict, *, options=None):
-    """Load FQN-keyed values (DTensors or full tensors) into the model's (sharded) params."""
+    """Load FQN-keyed values (DTensors or full tensors) into the model's (sharded) params;
+    returns (missing_keys, unexpected_keys) as load_state_dict does."""
+    import ember
     options = _check_opts(options)
-    own = model.state_dict(keep_vars=True)
-    by_clean = {_clean(n): n for n in own}
-    params = dict(model.named_parameters())
-    sd = {}
-    for k, v in model_state_dict.items():
-        if k not in by_clean:
-            if options.strict:
-                raise RuntimeError(f"set_model_state_dict: unexpected key {k!r}")
+    own = {_clean(k): v for k, v in _raw_state_dict(model).items()}
+    missing = [k for k in own if k not in model_state_dict]
+    unexpected = [k for k in model_state_dict if k not in own]
+    if options.strict and (missing or unexpected):
+        raise RuntimeError(f"Error(s) in loading state_dict for {type(model).__name__}: "
+                           f"missing keys {missing}, unexpected keys {unexpected}")
+    with ember.no_grad():
+        for k, v in model_state_dict.items():
+            if k in own:
+                target = own[k]
+                value = _to_local(v, target)
+                if tuple(value.shape) != tuple(target.shape):
+                    raise RuntimeError(f"size mismatch for {k}: copying a param with shape "
+                                       f"{tuple(value.shape)}, the shape in current model is "
+                                       f"{tuple(target.shape)}.")
+                target.copy_(value)
+    return missing, unexpected
+
+
+def _optim_sd_to_load(model, opt, optim_state_dict):
+    """An FQN-keyed optimizer state_dict as `opt.load_state_dict` takes it (index keys,
+    this rank's shard of each sharded state tensor)."""
+    params = _fqns(model)
+    order = [p for g in opt.param_groups for p in g["params"]]
+    index = {id(p): i for i, p in enumerate(order)}
+    mine = {n for n, p in params.items() if id(p) in index}
+    state = {}
+    for fqn, st in optim_state_dict["state"].items():
+        if fqn in mine:
+            p = params[fqn]
+            state[index[id(p)]] = {k: _to_local(v, p) if hasattr(v, "shape") else v
+                                   for k, v in st.items()}
+    groups = []
+    for g in optim_state_dict["param_groups"]:
+        if not set(g["params"]) & mine:
             continue
-        name = by_clean[k]
-        sd[name] = _to_local(v, params.get(name, own[name]))
-    return model.load_state_dict(sd, strict=options.strict)
+        g = dict(g)
+        g["params"] = [index[id(params[f])] for f in g["params"]]
+        groups.append(g)
+    return {"state": state, "param_groups": groups}
 
 
 def set_optimizer_state_dict(model, optimizers, optim_state_dict, *, options=None):
     _check_opts(options)
-    params = _fqns(model)
     for opt in _optim_list(optimizers):
-        order = [p for g in opt.param_groups for p in g["params"]]
-        index = {id(p): i for i, p in enumerate(order)}
-        mine = {n for n, p in params.items() if id(p) in index}
-        state = {}
-        for fqn, st in optim_state_dict["state"].items():
-            if fqn in mine:
-                p = params[fqn]
-                state[index[id(p)]] = {k: _to_local(v, p) if hasattr(v, "shape") else v
-                                       for k, v in st.items()}
-        groups = []
-        for g in optim_state_dict["param_groups"]:
-            if not set(g["params"]) & mine:
-                continue
-            g = dict(g)
-            g["params"] = [index[id(params[f])] for f in g["params"]]
-            groups.append(g)
-        opt.load_state_dict({"state": state, "param_groups": groups})
+        opt.load_state_dict(_optim_sd_to_load(model, opt, optim_state_dict))
 
 
 def set_state_dict(model, optimizers, *, model_state_dict, optim_state_dict, options=None):

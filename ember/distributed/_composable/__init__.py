@@ -1,0 +1,1 @@
+"""torch.distributed._composable: composable APIs (fully_shard lives in .fsdp)."""

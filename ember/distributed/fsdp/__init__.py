@@ -1,0 +1,14 @@
+"""ember.distributed.fsdp: fully sharded data parallel (torch.distributed.fsdp).
+
+Note: both APIs share one engine (`_unit`): FSDP2's `fully_shard` and FSDP1's
+`FullyShardedDataParallel` wrapper with ShardingStrategy FULL_SHARD / SHARD_GRAD_OP /
+NO_SHARD. Parameters are sharded per parameter along dim 0.
+"""
+from ._fully_shard import FSDPModule, fully_shard
+from ._unit import ShardingStrategy
+from .fully_sharded_data_parallel import (FullStateDictConfig, FullyShardedDataParallel,
+                                          ModuleWrapPolicy, ShardedStateDictConfig,
+                                          StateDictType)
+
+__all__ = ["FSDPModule", "FullStateDictConfig", "FullyShardedDataParallel", "ModuleWrapPolicy",
+           "ShardedStateDictConfig", "ShardingStrategy", "StateDictType", "fully_shard"]
