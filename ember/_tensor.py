@@ -30,6 +30,9 @@ class Tensor:
     _device = CPU
     _fake = False
     _is_param = False
+    _mstrides = None            # meta tensors: element strides (None: contiguous)
+    _moffset = 0                # meta tensors: storage offset in elements
+    _sym_shape = None           # meta tensors with symbolic sizes: a tuple of SymInt/int
 
     __array_priority__ = 1000
 
@@ -112,7 +115,9 @@ class Tensor:
 
     def stride(self, dim=None):
         a = self._data
-        if a.size == 0 or self._backend == "meta":   # meta: no data, report contiguous
+        if self._backend == "meta" and self._mstrides is not None and a.size:
+            st = self._mstrides                   # meta: the strides its op computed
+        elif a.size == 0 or self._backend == "meta":
             st = _contiguous_strides(a.shape)     # NumPy's strides of empty arrays vary
         else:
             isz = a.itemsize
@@ -122,6 +127,8 @@ class Tensor:
         return st[_wrap_dim(dim, a.ndim, "stride")]
 
     def storage_offset(self):
+        if self._backend == "meta":
+            return self._moffset
         root = self._storage_root_array()
         if root is None:
             return 0
@@ -137,7 +144,9 @@ class Tensor:
     def is_contiguous(self, memory_format=None):
         if memory_format is not None and getattr(memory_format, "name", "") == "channels_last":
             return _is_channels_last(self._data)
-        return self._data.flags.c_contiguous or self._data.size <= 1 or self._backend == "meta"
+        if self._backend == "meta":
+            return self._mstrides is None or _strides_contiguous(self._data.shape, self._mstrides)
+        return self._data.flags.c_contiguous or self._data.size <= 1
 
     def is_floating_point(self):
         return self._dtype.is_floating_point
@@ -522,6 +531,9 @@ def _alias(src, arr):
     t._storage = src._storage
     if src._backend != "cpu":
         t._backend, t._device, t._fake = src._backend, src._device, src._fake
+        if arr is src._data:
+            t._mstrides, t._moffset = src._mstrides, src._moffset
+            t._sym_shape = src._sym_shape
     return t
 
 
@@ -536,6 +548,19 @@ def _rebuild(arr, dtype_name, requires_grad):
     t = wrap(arr, getattr(D, dtype_name))
     t._rg = requires_grad
     return t
+
+
+def _strides_contiguous(shape, strides):
+    """PyTorch's is_contiguous: size-1 dims may have any stride; empty tensors are."""
+    acc = 1
+    for n, st in zip(reversed(shape), reversed(strides)):
+        if n == 0:
+            return True
+        if n != 1:
+            if st != acc:
+                return False
+            acc *= n
+    return True
 
 
 def _contiguous_strides(shape):

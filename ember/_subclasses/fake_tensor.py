@@ -39,6 +39,9 @@ class FakeTensorMode(TorchDispatchMode):
         if hit is not None and hit[0]() is t:
             return hit[1]
         fake = wrap_meta(t._data.shape, t._dtype, device=t.device, fake=True)
+        if t._data.size and not t.is_contiguous():
+            fake._mstrides = tuple(t.stride())
+        fake._moffset = t.storage_offset()
         fake._rg = t._rg
         key = id(t)
         self._memo[key] = (weakref.ref(t, lambda _, k=key: self._memo.pop(k, None)), fake)

@@ -73,6 +73,7 @@ INV_EX_OP = register("linalg_inv_ex", _inv_ex_kernel, meta=_inv_ex_meta, vjp=_in
                      nondiff_outputs=(1,),
                      schema="linalg_inv_ex(Tensor A, *, "
                             "bool check_errors=False) -> (Tensor inverse, Tensor info)")
+INV_EX_OP.meta_layout = "contiguous"     # fake strides: NumPy's inv returns C order
 
 
 def _singular_inv(info, op):

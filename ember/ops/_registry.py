@@ -20,6 +20,7 @@ from .. import _dtype as D
 from .._dispatch import STATE
 from .._determinism import MODE as DETERMINISM, check_op as check_deterministic
 from .._tensor import Tensor, wrap, wrap_view, wrap_meta
+from . import _meta_layout as _layout
 
 REGISTRY = {}
 
@@ -151,6 +152,9 @@ class OpDef:
 
     # in-place variants: does the gradient w.r.t. input 0 read input 0? (see inplace())
     self_grad_uses_self = True
+    # fake outputs' strides (_meta_layout.py): None picks by tag; "contiguous", "k"
+    # (the inputs' order='K' layout) or "probe" (the kernel on tiny stand-ins) override
+    meta_layout = None
 
     def __repr__(self):
         return f"ember.ops.{self.name}"
@@ -319,16 +323,17 @@ BACKENDS = {}     # backend name -> fallback runner(op, args), e.g. 'meta'
 
 
 def run_meta(op, args, like=None):
-    """Run `op` without data: outputs are meta tensors of the right shape and dtype.
+    """Run `op` without data: outputs are meta tensors of the right shape, dtype,
+    device and strides.
 
     Note: the op's meta runs first, so bad arguments raise PyTorch's errors; its
-    `(shape, dtype)` (or a tuple of them) gives the outputs. View ops (whose outputs
-    need the input's strides) and ops without a meta run the cpu kernel on
-    zero-filled stand-ins instead: a meta tensor's `_data` is a zero-strided
-    `broadcast_to` of one zero, so inputs cost no memory and views of them stay
-    zero-strided; a non-view kernel's outputs are allocated while it runs and then
-    dropped for zero-strided arrays. Ops whose output shape depends on the data (tag
-    `dynamic_output_shape`) raise, since zeros would give a silently wrong shape.
+    `(shape, dtype)` (or a tuple of them) gives the outputs, and their strides are
+    the ones ember's real kernel would produce (`_meta_layout.py`: NumPy's order='K'
+    for pointwise ops, C-contiguous for the rest). View ops run their kernel on a
+    probe with the input's strides over untouched zero pages, so views get the
+    strides and storage offset of the real view. An op without a meta raises: a
+    kernel run on zeros would give silently wrong shapes. Ops whose output shape
+    depends on the data (tag `dynamic_output_shape`) raise too.
     `like` (a meta tensor) gives the outputs' device and fake flag when no input has.
     """
     tensors = tensor_args(args)
@@ -339,27 +344,36 @@ def run_meta(op, args, like=None):
     if "dynamic_output_shape" in op.tags:
         raise RuntimeError(f"{op.name}: the output shape depends on the data, which meta and "
                            "fake tensors do not have")
-    if op.meta is not None:
-        m = op.meta(*args)
-        if not op.view:
-            outs = _meta_outputs(m)
-            if outs is None:
-                raise TypeError(f"{op.name}: its meta returned {m!r}, not (shape, dtype) or a "
-                                "tuple of them")
-            res = tuple(wrap_meta(s, d, like) for s, d in outs)
-            return res[0] if len(res) == 1 and not isinstance(outs, list) else res
-    uargs = [a._data if isinstance(a, Tensor) else
-             [x._data if isinstance(x, Tensor) else x for x in a]
-             if isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor) else a
-             for a in args]
-    with np.errstate(all="ignore"):
-        res = op.kernels["cpu"](*uargs)
+    if op.meta is None:
+        raise NotImplementedError(f"fake: no meta for op '{op.name}'")
+    m = op.meta(*args)
     if op.view:
-        return op.wrap_outputs(res, tensors[0])
-    if isinstance(res, (tuple, list)):
-        return tuple(wrap_meta(r.shape, D._FROM_NP[r.dtype], like) for r in res)
-    res = np.asarray(res)
-    return wrap_meta(res.shape, D._FROM_NP[res.dtype], like)
+        return _run_view_meta(op, args, tensors)
+    outs = _meta_outputs(m)
+    if outs is None:
+        raise TypeError(f"{op.name}: its meta returned {m!r}, not (shape, dtype) or a "
+                        "tuple of them")
+    res = []
+    for s, d in outs:
+        t = wrap_meta(s, d, like)
+        res.append(t)
+    for i, t in enumerate(res):
+        t._mstrides = _layout.output_strides(op, args, i, tuple(t._data.shape), tensors)
+    return res[0] if len(res) == 1 and not isinstance(outs, list) else tuple(res)
+
+
+def _run_view_meta(op, args, tensors):
+    """A view op on meta inputs: its kernel on a probe of the input's geometry."""
+    src = tensors[0]
+    probe, base = _layout.view_probe(src)
+    uargs = [probe if a is src else a._data if isinstance(a, Tensor) else a for a in args]
+    res = op.kernels["cpu"](*uargs)
+    outs = op.wrap_outputs(res, src)
+    for t in outs if isinstance(outs, tuple) else (outs,):
+        arr = t._data
+        t._mstrides, t._moffset = _layout.probe_geometry(arr, base)
+        t._data = np.broadcast_to(np.zeros((), arr.dtype), arr.shape)
+    return outs
 
 
 def _meta_outputs(m):

@@ -70,7 +70,7 @@ def contiguous(self, memory_format=None):
     if memory_format is not None and memory_format.name != "contiguous_format":
         from .index_ops import contiguous_as
         return contiguous_as(self, memory_format)
-    if self._data.flags.c_contiguous:
+    if self._data.flags.c_contiguous if self._backend != "meta" else self.is_contiguous():
         return self
     return dispatch(CLONE_CONTIG, (self,))
 
@@ -79,6 +79,7 @@ def contiguous(self, memory_format=None):
 CLONE_CONTIG = register("contiguous", np.ascontiguousarray, meta=_same_meta, tags=("copy",),
                         vjp=lambda ctx, g: (g,), save=(),
                         schema="contiguous(Tensor self) -> Tensor")
+CLONE_CONTIG.meta_layout = "contiguous"     # fake outputs: C order, not the input's
 
 
 def cast(t, dtype):

@@ -73,6 +73,7 @@ def _set(self, source):
     """self takes source's geometry over source's storage (x.t_() is x.set_(x.t()))."""
     self._data = source._data
     self._storage = source._storage
+    self._mstrides, self._moffset = source._mstrides, source._moffset   # meta geometry
     return self
 
 

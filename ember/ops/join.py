@@ -61,6 +61,7 @@ def _cat_meta(tensors, dim):
 CAT = register("cat", _cat_kernel, save=(1,), vjp=_cat_vjp, meta=_cat_meta, tags=("shape",),
                amp_policy="promote",
                schema="cat(Tensor[] tensors, int dim=0) -> Tensor")
+CAT.meta_layout = "first"     # fake strides: np.concatenate keeps the inputs' axis order
 
 
 def _cat_check(tensors, dim):

@@ -67,7 +67,7 @@ def _argsort(a, axis, descending):
         return np.argsort(a, axis=axis, kind="stable")
     n = a.shape[axis]
     idx = np.argsort(np.flip(a, axis), axis=axis, kind="stable")
-    return np.flip(n - 1 - idx, axis)
+    return np.ascontiguousarray(np.flip(n - 1 - idx, axis))   # no negative strides
 
 
 def _rows(a, dim):

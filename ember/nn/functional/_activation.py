@@ -410,6 +410,7 @@ def _glu_vjp(ctx, g):
 GLU = register("glu", _glu_kernel, meta=_glu_meta, vjp=_glu_vjp, decomp=_glu_decomp,
                check=True, tags=("composite",),
                schema="glu(Tensor self, int dim=-1) -> Tensor")
+GLU.meta_layout = "first"     # fake strides: the halves keep the input's axis order
 
 
 def glu(input, dim=-1):
