@@ -73,10 +73,11 @@ def dcp_save(rank, ws, port, outdir, ckpt):
     dcp.save(sd, checkpoint_id=ckpt)
 
 
-def dcp_load(rank, ws, port, outdir, ckpt):
+def dcp_load(rank, ws, port, outdir, ckpt, initialized=False):
     import ember.distributed.checkpoint as dcp
     from ember.distributed.tensor import DTensor, init_device_mesh
-    _init(rank, ws, port)
+    if not initialized:
+        _init(rank, ws, port)
     mesh = init_device_mesh("cpu", (ws,))
     arrays = global_arrays()
     sd, _ = _state(arrays, mesh, zeros=True)
@@ -159,12 +160,51 @@ def fsdp_train(rank, ws, port, outdir, api, strategy):
             shapes[k] = tuple(v.to_local().shape)
             exp = osd["state"][k]["exp_avg"]
             assert isinstance(exp, DTensor) and tuple(exp.to_local().shape) == shapes[k]
-    for p in model.parameters():           # the optimizer only ever sees shards
-        assert strategy == "NO_SHARD" or p.shape[0] < 15 or p.dim() == 1 or True
-    np.savez(os.path.join(outdir, f"fsdp_{rank}.npz"),
+    if strategy != "NO_SHARD":             # the optimizer only ever sees shards
+        assert sum(p.numel() for p in opt.param_groups[0]["params"]) < \
+            sum(v.numel() for v in full.values())
+    with ember.no_grad():                  # eval forward gathers without autograd
+        out = model(ember.from_numpy(d["X"][0]))
+    if api == "fsdp":                      # FSDP1's state_dict_type: FULL and SHARDED
+        from ember.distributed.fsdp import FullyShardedDataParallel as FSDP
+        from ember.distributed.fsdp import StateDictType
+        with FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT):
+            fsd = model.state_dict()
+        assert sorted(fsd) == sorted(full)
+        for k in full:
+            np.testing.assert_array_equal(fsd[k].numpy(), full[k].numpy())
+        with FSDP.state_dict_type(model, StateDictType.SHARDED_STATE_DICT):
+            ssd = model.state_dict()
+            assert all(isinstance(v, DTensor) for v in ssd.values()) == \
+                (strategy != "NO_SHARD")
+            model.load_state_dict(ssd)
+        with FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT):
+            model.load_state_dict(fsd)
+        osd1 = FSDP.optim_state_dict(model, opt)
+        assert sorted(osd1["state"]) == sorted(full)
+    np.savez(os.path.join(outdir, f"fsdp_{rank}.npz"), eval_out=out.numpy(),
              **{k: v.numpy() for k, v in full.items()},
              **{"shape." + k: np.array(s) for k, s in shapes.items()})
     dcp.save({"model": msd, "optim": osd}, checkpoint_id=os.path.join(outdir, "ckpt"))
+
+
+def async_save_run(rank, ws, port, outdir, ckpt):
+    """async_save returns at once; collectives on the default group go on meanwhile."""
+    import ember
+    import ember.distributed as dist
+    import ember.distributed.checkpoint as dcp
+    from ember.distributed.tensor import init_device_mesh
+    _init(rank, ws, port)
+    mesh = init_device_mesh("cpu", (ws,))
+    sd, _ = _state(global_arrays(), mesh)
+    fut = dcp.async_save(sd, checkpoint_id=ckpt)
+    sd["a"].to_local().add_(1000)          # staged: this edit is not in the checkpoint
+    t = ember.ones(3)
+    for _ in range(5):
+        dist.all_reduce(t)
+    assert t.tolist() == [float(ws ** 5)] * 3
+    fut.wait()
+    dcp_load(rank, ws, port, outdir, ckpt, initialized=True)
 
 
 def memory_run(rank, ws, port, outdir, kind):
@@ -183,8 +223,8 @@ def memory_run(rank, ws, port, outdir, kind):
     else:
         for layer in model:
             if isinstance(layer, nn.Linear):
-                fsdp.fully_shard(layer)
-        fsdp.fully_shard(model)
+                fsdp.fully_shard(layer, reshard_after_forward=kind == "fsdp")
+        fsdp.fully_shard(model, reshard_after_forward=kind == "fsdp")
     opt = ember.optim.Adam(model.parameters(), lr=1e-3)
     gc.collect()
     base = ember.memory_allocated()

@@ -8,7 +8,7 @@ import pytest
 
 import ember
 import ember.distributed.checkpoint as dcp
-from dcp_workers import dcp_load, dcp_save, dcp_save_crash, global_arrays
+from dcp_workers import async_save_run, dcp_load, dcp_save, dcp_save_crash, global_arrays
 from dist_workers import run_world
 from ember.distributed.checkpoint.state_dict import (StateDictOptions, get_state_dict,
                                                      set_state_dict)
@@ -151,3 +151,9 @@ def test_async_save_returns_future(tmp_path):
     out = {"w": ember.zeros(4)}
     dcp.load(out, checkpoint_id=str(tmp_path))
     np.testing.assert_array_equal(out["w"].numpy(), np.arange(4.0, dtype=np.float32))
+
+
+def test_async_save_two_ranks_while_training_collectives_run(tmp_path):
+    ckpt = str(tmp_path / "ckpt")
+    run_world(async_save_run, 2, str(tmp_path), ckpt, timeout=120)
+    assert os.path.exists(os.path.join(tmp_path, "loaded_2_0"))

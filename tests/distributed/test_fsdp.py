@@ -66,6 +66,9 @@ def test_fsdp_matches_single_process(api, strategy, tmp_path):
         np.testing.assert_array_equal(r0[k], r1[k])
         np.testing.assert_allclose(r0[k], ref[k], rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(r0[k], tref[k], rtol=1e-5, atol=1e-6)
+    with ember.no_grad():
+        np.testing.assert_allclose(r0["eval_out"], ref_model(ember.from_numpy(X[0])).numpy(),
+                                   rtol=1e-5, atol=1e-6)
     if strategy != "NO_SHARD":          # dim-0 shards as torch.chunk: 15 rows -> 8 + 7
         assert tuple(r0["shape.0.weight"]) == (8, 8) and tuple(r1["shape.0.weight"]) == (7, 8)
         assert tuple(r1["shape.4.bias"]) == (2,)
@@ -89,10 +92,14 @@ def test_fsdp_matches_single_process(api, strategy, tmp_path):
 def test_fsdp_peak_memory_below_ddp(tmp_path):
     run_world(memory_run, 2, str(tmp_path), "ddp", timeout=150)
     run_world(memory_run, 2, str(tmp_path), "fsdp", timeout=150)
+    run_world(memory_run, 2, str(tmp_path), "fsdp_grad_op", timeout=150)
     ddp = [np.load(os.path.join(tmp_path, f"mem_ddp_{r}.npy")) for r in range(2)]
     fs = [np.load(os.path.join(tmp_path, f"mem_fsdp_{r}.npy")) for r in range(2)]
+    go = [np.load(os.path.join(tmp_path, f"mem_fsdp_grad_op_{r}.npy")) for r in range(2)]
     print("\nper-rank bytes [steady, peak]  DDP:", [d.tolist() for d in ddp],
-          " FSDP:", [f.tolist() for f in fs])
+          " FULL_SHARD:", [f.tolist() for f in fs], " SHARD_GRAD_OP:", [g.tolist() for g in go])
+    for f, g in zip(fs, go):                  # parameters freed after forward vs kept
+        assert f[1] < g[1]
     param_bytes = 4 * (256 * 256 + 256) * 4
     for d, f in zip(ddp, fs):
         assert f[1] < 0.75 * d[1]
