@@ -1,3 +1,7 @@
-"""ember.audio: what `import torchaudio` programs use (io, functional, transforms,
-sox_effects, models), on ember ops."""
-from . import functional
+"""ember.audio: what `import torchaudio` programs use (load/save/info through soundfile,
+functional, transforms, sox_effects, models), on ember ops."""
+from . import functional, models, transforms
+from ._io import (AudioMetaData, get_audio_backend, info, list_audio_backends, load, save,
+                  set_audio_backend)
+
+__version__ = "2.11.0"
