@@ -96,3 +96,27 @@ def test_not_initialized():
         rpc.RRef(1)
     with pytest.raises(TypeError, match="BackendType"):
         rpc.init_rpc("a", backend="zmq", rank=0, world_size=1)
+
+
+def test_remote_module_forward_backward_and_optimizer(world1):
+    from ember.distributed.nn import RemoteModule
+    from ember.distributed.optim import DistributedOptimizer
+    ember.manual_seed(0)
+    rm = RemoteModule("solo/cpu", ember.nn.Linear, args=(4, 2))
+    rm.get_module_rref().to_here()          # built (on a server thread) before reseeding
+    ember.manual_seed(0)
+    ref = ember.nn.Linear(4, 2)
+    x = ember.randn(3, 4)
+    assert ember.allclose(rm(x), ref(x)) and ember.allclose(rm.forward_async(x).wait(), ref(x))
+    opt = DistributedOptimizer(ember.optim.SGD, rm.remote_parameters(), lr=0.5)
+    with dist_autograd.context() as cid:
+        dist_autograd.backward(cid, [rm(x).pow(2).sum()])
+        opt.step(cid)
+    ref_opt = ember.optim.SGD(ref.parameters(), lr=0.5)
+    ref(x).pow(2).sum().backward()
+    ref_opt.step()
+    assert ember.allclose(rm(x), ref(x), atol=1e-6)
+    with pytest.raises(ValueError, match="not supported for RemoteModule"):
+        rm.parameters()
+    with pytest.raises(ValueError, match="Could not parse remote_device"):
+        RemoteModule("solo", ember.nn.Linear, args=(1, 1))
