@@ -1,5 +1,6 @@
 """FSDP on 2 spawned gloo ranks vs single-process training on the concatenated batch; sharded
 optimizer state; SHARDED_STATE_DICT through DCP into a plain model; memory vs DDP."""
+import functools
 import os
 
 import numpy as np
@@ -104,3 +105,39 @@ def test_fsdp_peak_memory_below_ddp(tmp_path):
     for d, f in zip(ddp, fs):
         assert f[1] < 0.75 * d[1]
         assert d[1] >= 4 * param_bytes        # DDP: params + grads + 2 Adam moments
+
+
+def test_single_process_fsdp_and_unsupported_options(tmp_path):
+    from ember.distributed import fsdp
+    from ember.distributed.fsdp.wrap import size_based_auto_wrap_policy
+    params, X, Y = _data(tmp_path, 1)
+    ref_model, _ = _single(params, X, Y)
+    model = mlp()
+    for n, p in model.named_parameters():
+        p.data.copy_(ember.from_numpy(params[n].copy()))
+    policy = functools.partial(size_based_auto_wrap_policy, min_num_params=50)
+    wrapped = fsdp.FullyShardedDataParallel(model, auto_wrap_policy=policy)
+    assert isinstance(model[0], fsdp.FullyShardedDataParallel)       # 135 params >= 50
+    assert not isinstance(model[4], fsdp.FullyShardedDataParallel)   # 28 params < 50
+    opt = ember.optim.Adam(wrapped.parameters(), lr=0.01)
+    for step in range(X.shape[0]):
+        opt.zero_grad()
+        ember.nn.functional.mse_loss(wrapped(ember.from_numpy(X[step])),
+                                     ember.from_numpy(Y[step])).backward()
+        opt.step()
+    with fsdp.FullyShardedDataParallel.state_dict_type(wrapped,
+                                                       fsdp.StateDictType.FULL_STATE_DICT):
+        sd = wrapped.state_dict()
+    for n, p in ref_model.named_parameters():
+        np.testing.assert_allclose(sd[n].numpy(), p.detach().numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(NotImplementedError, match="mixed_precision"):
+        fsdp.FullyShardedDataParallel(mlp(), mixed_precision=fsdp.MixedPrecision(
+            param_dtype=ember.float16))
+    with pytest.raises(NotImplementedError, match="HYBRID_SHARD"):
+        fsdp.FullyShardedDataParallel(mlp(), sharding_strategy=fsdp.ShardingStrategy.HYBRID_SHARD)
+    with pytest.raises(NotImplementedError, match="LOCAL_STATE_DICT"):
+        with fsdp.FullyShardedDataParallel.state_dict_type(
+                wrapped, fsdp.StateDictType.LOCAL_STATE_DICT):
+            pass
+    m = fsdp.fully_shard(mlp())
+    assert isinstance(m, fsdp.FSDPModule) and isinstance(m, ember.nn.Sequential)

@@ -6,9 +6,11 @@ NO_SHARD. Parameters are sharded per parameter along dim 0.
 """
 from ._fully_shard import FSDPModule, fully_shard
 from ._unit import ShardingStrategy
-from .fully_sharded_data_parallel import (FullStateDictConfig, FullyShardedDataParallel,
-                                          ModuleWrapPolicy, ShardedStateDictConfig,
-                                          StateDictType)
+from .fully_sharded_data_parallel import (BackwardPrefetch, CPUOffload, FullStateDictConfig,
+                                          FullyShardedDataParallel, MixedPrecision,
+                                          ShardedStateDictConfig, StateDictType)
+from .wrap import ModuleWrapPolicy
 
-__all__ = ["FSDPModule", "FullStateDictConfig", "FullyShardedDataParallel", "ModuleWrapPolicy",
+__all__ = ["BackwardPrefetch", "CPUOffload", "FSDPModule", "FullStateDictConfig",
+           "FullyShardedDataParallel", "MixedPrecision", "ModuleWrapPolicy",
            "ShardedStateDictConfig", "ShardingStrategy", "StateDictType", "fully_shard"]

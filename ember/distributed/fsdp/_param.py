@@ -42,6 +42,8 @@ def _padded(t, info):
 
 
 def all_gather_param(shard, info):
+    if info.world == 1:
+        return shard.detach().clone()
     out = ember.empty((info.world * info.step,) + info.shape[1:], dtype=shard.dtype)
     _dist().all_gather_into_tensor(out, _padded(shard.detach(), info), group=info.group)
     return out.narrow(0, 0, info.shape[0]) if out.shape[0] != info.shape[0] else out
@@ -59,6 +61,8 @@ class _AllGather(Function):
     def backward(ctx, grad):
         info = ctx.info
         grad = grad.detach()
+        if info.world == 1:
+            return grad, None, None
         if ctx.no_shard:
             g = grad.contiguous().clone()
             _dist().all_reduce(g, group=info.group)

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from ...nn.modules.module import Module
 from ..tensor import DeviceMesh, init_device_mesh
 from ._unit import FSDPState, ShardingStrategy
+from .wrap import ModuleWrapPolicy
 
-__all__ = ["FullyShardedDataParallel", "StateDictType", "FullStateDictConfig",
-           "ShardedStateDictConfig", "ModuleWrapPolicy"]
+__all__ = ["BackwardPrefetch", "CPUOffload", "FullyShardedDataParallel", "FullStateDictConfig",
+           "MixedPrecision", "ModuleWrapPolicy", "ShardedStateDictConfig", "StateDictType"]
 
 
 class StateDictType(enum.Enum):
@@ -36,14 +37,25 @@ class ShardedStateDictConfig:
     offload_to_cpu: bool = False
 
 
-class ModuleWrapPolicy:
-    """Wrap every submodule whose class is in `module_classes` (torch.distributed.fsdp.wrap)."""
+class BackwardPrefetch(enum.Enum):
+    """Accepted for compatibility: prefetching changes timing only, never results."""
+    BACKWARD_PRE = enum.auto()
+    BACKWARD_POST = enum.auto()
 
-    def __init__(self, module_classes):
-        self._classes = tuple(module_classes)
 
-    def __call__(self, module, recurse, nonwrapped_numel):
-        return recurse or isinstance(module, self._classes)
+@dataclass
+class CPUOffload:
+    offload_params: bool = False
+
+
+@dataclass
+class MixedPrecision:
+    param_dtype: object = None
+    reduce_dtype: object = None
+    buffer_dtype: object = None
+    keep_low_precision_grads: bool = False
+    cast_forward_inputs: bool = False
+    cast_root_forward_inputs: bool = True
 
 
 def _mesh(process_group, device_mesh):
@@ -64,6 +76,12 @@ class FullyShardedDataParallel(Module):
                  sync_module_states=False, forward_prefetch=False, limit_all_gathers=True,
                  use_orig_params=False, ignored_states=None, device_mesh=None):
         super().__init__()
+        if cpu_offload is not None and not cpu_offload.offload_params:
+            cpu_offload = None                      # ember runs on the CPU already
+        if mixed_precision is not None and not any(
+                (mixed_precision.param_dtype, mixed_precision.reduce_dtype,
+                 mixed_precision.buffer_dtype)):
+            mixed_precision = None
         for what, value in (("cpu_offload", cpu_offload), ("mixed_precision", mixed_precision),
                             ("ignored_modules", ignored_modules),
                             ("ignored_states", ignored_states),
