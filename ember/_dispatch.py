@@ -1,12 +1,16 @@
 """dispatch(op, args): the one path every operator call takes.
 
 Note: the path is  __torch_function__ (function modes, then Tensor subclasses)
--> dispatch mode stack -> autograd recording -> kernel.
-A dispatch mode is an object with `__torch_dispatch__(func, types, args, kwargs)`;
-while it runs it is popped off the stack, so calling `func(*args)` inside it goes
-on to the next mode entered before it and finally to `execute` (the most recently
-entered mode runs first, as in PyTorch). Function modes work the same way with
-`__torch_function__`.
+-> dispatch modes -> autograd recording -> kernel.
+A dispatch mode is an object with `__torch_dispatch__(func, types, args, kwargs)`
+and a rank (`_mode_rank`, its place in DESIGN §6's fixed order: autocast, then
+user / fake / recording modes, then the profiler, then the determinism check). The
+stack is kept sorted by rank whatever order modes were entered in, so a profiler
+entered inside autocast still sees autocast's casts; modes of one rank keep
+PyTorch's order (the most recently entered runs first). While a mode runs it is
+popped off the stack, so calling `func(*args)` inside it goes on to the next mode
+in that order and finally to `execute`. Function modes (entry order, as PyTorch)
+work the same way with `__torch_function__`.
 Tensor subclasses: `Tensor.__init_subclass__` sets `TF.active` when a class that
 may override `__torch_function__` is defined; only then does dispatch look at the
 argument types. With no mode, no such subclass class and no input that requires
@@ -104,16 +108,43 @@ def _flat(args):
             yield a
 
 
+# Ranks: a mode's place in the fixed order (lower runs first). User TorchDispatchModes,
+# FakeTensorMode and recording modes have USER; a mode without `_mode_rank` has USER too.
+RANK_AUTOCAST = 10
+RANK_USER = 20
+RANK_PROFILER = 30
+RANK_DETERMINISM = 40
+
+
+def _rank(mode):
+    return getattr(mode, "_mode_rank", RANK_USER)
+
+
 def push_mode(mode):
-    STATE.modes.append(mode)
+    """Enter `mode` at its rank: STATE.modes is sorted by descending rank (the last entry
+    runs first), a new mode goes last among the modes of its rank."""
+    modes = STATE.modes
+    r = _rank(mode)
+    i = len(modes)
+    while i and _rank(modes[i - 1]) < r:
+        i -= 1
+    modes.insert(i, mode)
 
 
 def pop_mode(mode=None):
-    m = STATE.modes.pop()
-    if mode is not None and m is not mode:
-        STATE.modes.append(m)
-        raise RuntimeError("ember: modes must be exited in the reverse order they were entered")
-    return m
+    """Exit `mode` (default: the one that runs first). Modes of one rank must exit in the
+    reverse order they were entered; modes of different ranks may exit in any order."""
+    modes = STATE.modes
+    if mode is None:
+        return modes.pop()
+    for i in range(len(modes) - 1, -1, -1):
+        m = modes[i]
+        if m is mode:
+            del modes[i]
+            return m
+        if _rank(m) == _rank(mode):
+            break
+    raise RuntimeError("ember: modes must be exited in the reverse order they were entered")
 
 
 def active_modes():

@@ -13,7 +13,7 @@ import functools
 import threading
 
 from .. import _dtype as D
-from .._dispatch import STATE as _DSTATE, push_mode, pop_mode
+from .._dispatch import RANK_AUTOCAST, STATE as _DSTATE, push_mode, pop_mode
 from .._tensor import Tensor
 
 __all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled",
@@ -37,6 +37,7 @@ _ST = _State()
 
 class _AutocastMode:
     _off_in_backward = True        # the engine hides it while backward runs
+    _mode_rank = RANK_AUTOCAST     # first of the dispatch modes: the others see its casts
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}

@@ -7,16 +7,56 @@ engine: tensor pre-hooks (retain_grad's last), capture, node pre-hooks, the
 backward, post-hooks. Gradients a backward returns are summed back to the input's
 shape and cast to its dtype here (PyTorch's validate_outputs), so op formulas may
 ignore broadcasting and promotion.
+Anomaly detection and the profiler's backward events are node wrappers
+(`add_node_wrapper`), registered while they are on, ranked like the dispatch modes;
+with none registered, a node's backward runs with no extra test.
 """
 import heapq
-import warnings
 
 import numpy as np
 
 from .._dispatch import STATE
-from ..profiler._state import ACTIVE as _PROFILER
 from .._tensor import Tensor, wrap
-from .graph import AccumulateGrad, gradient_edge, _ANOMALY
+from .graph import AccumulateGrad, gradient_edge
+
+# Wrappers around each backward node's apply: [rank, wrapper(node, gin, call), count],
+# sorted by rank (lowest outermost); `call(gin)` goes on to the next one, then to
+# node.apply. _WRAPPED[0] is the composed callable, None when there is none.
+_WRAPPERS = []
+_WRAPPED = [None]
+
+
+def add_node_wrapper(rank, wrapper):
+    """Wrap every backward node's apply in `wrapper(node, gin, call)` until removed
+    (adding one twice needs two removals)."""
+    for w in _WRAPPERS:
+        if w[1] is wrapper:
+            w[2] += 1
+            return
+    _WRAPPERS.append([rank, wrapper, 1])
+    _WRAPPERS.sort(key=lambda w: w[0])
+    _compose()
+
+
+def remove_node_wrapper(wrapper):
+    for i, w in enumerate(_WRAPPERS):
+        if w[1] is wrapper:
+            w[2] -= 1
+            if not w[2]:
+                del _WRAPPERS[i]
+                _compose()
+            return
+
+
+def _compose():
+    fns = [w[1] for w in _WRAPPERS]
+
+    def call_at(k):
+        if k == len(fns):
+            return lambda node, gin: node.apply(gin)
+        fn, inner = fns[k], call_at(k + 1)
+        return lambda node, gin: fn(node, gin, lambda g: inner(node, g))
+    _WRAPPED[0] = call_at(0) if fns else None
 
 
 def _check_root(t, i):
@@ -253,20 +293,8 @@ def _hook_result(hook, r, n):
 
 
 def _apply(node, gin, handed):
-    if _ANOMALY.enabled:
-        try:
-            outs = node.apply(gin)
-            if _ANOMALY.check_nan:
-                _check_nan(node, outs)
-        except Exception:
-            if node._anomaly_trace:
-                warnings.warn(f"Error detected in {node.name()}. Traceback of forward call "
-                              f"that caused the error:\n{node._anomaly_trace}", stacklevel=2)
-            raise
-    elif _PROFILER[0] is not None and _PROFILER[0]._recording:
-        outs = _profiled_apply(_PROFILER[0], node, gin)
-    else:
-        outs = node.apply(gin)
+    wrapped = _WRAPPED[0]
+    outs = node.apply(gin) if wrapped is None else wrapped(node, gin)
     outs = list(outs)
     if len(outs) != len(node.next_functions):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
@@ -281,27 +309,6 @@ def _apply(node, gin, handed):
     if node._user_grads:
         handed.update(id(g._storage) for g in outs if g is not None)
     return outs
-
-
-def _profiled_apply(prof, node, gin):
-    """Backward work shows up under autograd names, as in PyTorch's profiler."""
-    name = node.name()
-    outer = prof._begin("autograd::engine::evaluate_function: " + name)
-    try:
-        inner = prof._begin(name)
-        try:
-            return node.apply(gin)
-        finally:
-            prof._end(inner)
-    finally:
-        prof._end(outer)
-
-
-def _check_nan(node, outs):
-    for i, g in enumerate(outs):
-        if isinstance(g, Tensor) and np.isnan(g._data).any():
-            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
-                               "output.")
 
 
 def _validate(node, i, g, shape, dtype):

@@ -18,7 +18,7 @@ import threading
 import time
 
 from .. import _memory
-from .._dispatch import push_mode, pop_mode
+from .._dispatch import RANK_PROFILER, push_mode, pop_mode
 from . import _state
 from ._events import EventList, FunctionEvent, FunctionEventAvg
 
@@ -80,7 +80,9 @@ def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
 
 
 class _Recorder:
-    """The dispatch mode that turns each op into an event."""
+    """The dispatch mode that turns each op into an event (after autocast and user modes,
+    so it records the ops that really run, casts included)."""
+    _mode_rank = RANK_PROFILER
 
     def __init__(self, prof):
         self.prof = prof
@@ -94,6 +96,24 @@ class _Recorder:
             return func(*args, **(kwargs or {}))
         finally:
             prof._end(ev)
+
+
+def _backward_events(node, gin, call):
+    """Engine node wrapper: backward work shows up under autograd names, as in PyTorch's
+    profiler (the innermost running profiler records it)."""
+    prof = _state.current()
+    if prof is None or not prof._recording:
+        return call(gin)
+    name = node.name()
+    outer = prof._begin("autograd::engine::evaluate_function: " + name)
+    try:
+        inner = prof._begin(name)
+        try:
+            return call(gin)
+        finally:
+            prof._end(inner)
+    finally:
+        prof._end(outer)
 
 
 class profile:
@@ -139,8 +159,10 @@ class profile:
     def start(self):
         if not self.enabled:
             return
+        from ..autograd import engine
         push_mode(self._mode)
         _state.push(self)
+        engine.add_node_wrapper(RANK_PROFILER, _backward_events)
         if self.profile_memory:
             _memory.track_totals(True)
         self._apply_action(self._action)
@@ -153,6 +175,8 @@ class profile:
         self._recording = False
         if self.profile_memory:
             _memory.track_totals(False)
+        from ..autograd import engine
+        engine.remove_node_wrapper(_backward_events)
         _state.pop(self)
         pop_mode(self._mode)
 
