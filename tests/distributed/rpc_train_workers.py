@@ -325,3 +325,82 @@ class _LocalProxy:
 
 def ref_local_rref(policy):
     return _LocalProxy(policy)
+
+
+# -- RPC + DDP: remote embedding on the PS, a DDP head on each of 2 trainers ----------------
+def _emb():
+    import ember
+    ember.manual_seed(7)
+    return ember.nn.Embedding(12, 4)
+
+
+def _head():
+    import ember
+    ember.manual_seed(8)
+    return ember.nn.Linear(4, 3)
+
+
+def emb_forward(emb_rref, idx):
+    return emb_rref.local_value()(idx)
+
+
+def _data(k, step):
+    import ember
+    g = ember.Generator().manual_seed(10 * step + k)
+    return ember.randint(0, 12, (5,), generator=g), ember.randint(0, 3, (5,), generator=g)
+
+
+def _ddp_trainer(rank, emb_rref, pg_port, steps):
+    from datetime import timedelta
+
+    import ember
+    import ember.distributed as dist
+    import ember.distributed.autograd as dist_autograd
+    import ember.distributed.rpc as rpc
+    from ember.distributed.optim import DistributedOptimizer
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{pg_port}", rank=rank,
+                            world_size=2, timeout=timedelta(seconds=30))
+    head = ember.nn.parallel.DistributedDataParallel(_head())
+    params = rpc.rpc_sync(emb_rref.owner(), param_rrefs, args=(emb_rref,)) + \
+        [rpc.RRef(p) for p in head.parameters()]
+    opt = DistributedOptimizer(ember.optim.SGD, params, lr=0.5)
+    for step in range(steps):
+        idx, y = _data(rank, step)
+        with dist_autograd.context() as cid:
+            e = rpc.rpc_sync(emb_rref.owner(), emb_forward, args=(emb_rref, idx))
+            loss = ember.nn.functional.cross_entropy(head(e), y)
+            dist.barrier()                  # both forwards read the table before any step
+            dist_autograd.backward(cid, [loss])
+            opt.step(cid)
+            dist.barrier()
+    out = [p.detach().clone() for p in head.module.parameters()]
+    dist.destroy_process_group()
+    return out
+
+
+def rpc_ddp(rank, ws, port, outdir, pg_port):
+    import ember
+    rpc = init(rank, ws, port)
+    steps = 3
+    if rank == 2:
+        emb = rpc.RRef(_emb())
+        futs = [rpc.rpc_async(k, _ddp_trainer, args=(k, emb, pg_port, steps)) for k in (0, 1)]
+        heads = [f.wait() for f in futs]
+        r_emb, r_head = _emb(), _head()
+        opt = ember.optim.SGD(list(r_emb.parameters()) + list(r_head.parameters()), lr=0.5)
+        for step in range(steps):
+            opt.zero_grad()
+            total = 0
+            for k in (0, 1):
+                idx, y = _data(k, step)
+                total = total + ember.nn.functional.cross_entropy(r_head(r_emb(idx)), y)
+            total.backward()
+            for p in r_head.parameters():   # DDP averages the head's gradient
+                p.grad.div_(2)
+            opt.step()
+        _close(emb.local_value().weight, r_emb.weight, "embedding table")
+        for h in heads:
+            for a, b in zip(h, r_head.parameters()):
+                _close(a, b, "DDP head")
+    rpc.shutdown()
+    mark(outdir, rank)

@@ -31,3 +31,12 @@ def test_model_parallel_rnn_remote_embedding_and_decoder(tmp_path):
 
 def test_rl_agent_and_observers(tmp_path):
     _run(rl, 3, tmp_path)
+
+
+def test_rpc_with_ddp_two_trainers_one_parameter_server(tmp_path):
+    from rpc_train_workers import rpc_ddp
+    from rpc_workers import free_port
+    import multiprocessing as mp
+    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+    run_world(rpc_ddp, 3, str(tmp_path), free_port(), timeout=60, start_method=method)
+    assert sorted(os.listdir(tmp_path)) == ["ok0", "ok1", "ok2"]

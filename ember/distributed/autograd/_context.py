@@ -175,9 +175,11 @@ def local_pass(ctx, roots, grads, retain_graph):
         pending = _tls.pending
     finally:
         _tls.pending, _tls.retain = prev
-    for leaf, g in zip(leaves, res):
-        if g is not None and not getattr(leaf, "_dist_dummy", False):
-            ctx._accumulate(leaf, g.detach())
+    pairs = [(leaf, g.detach()) for leaf, g in zip(leaves, res)
+             if g is not None and not getattr(leaf, "_dist_dummy", False)]
+    pairs = _post_accumulate_hooks(pairs)
+    for leaf, g in pairs:
+        ctx._accumulate(leaf, g)
     out = Future()
 
     def check(f):
@@ -188,6 +190,26 @@ def local_pass(ctx, roots, grads, retain_graph):
         out.set_result(None)
     collect_all(pending).add_done_callback(check)
     return out
+
+
+def _post_accumulate_hooks(pairs):
+    """Leaves with post-accumulate-grad hooks (DDP's reducer) see their gradient in `.grad`
+    for the hooks' duration, as the engine would show it; what the hooks leave there (the
+    all-reduced average, for DDP) is what the context keeps. `.grad` is restored after."""
+    hooked = [(leaf, g) for leaf, g in pairs if leaf._post_acc_hooks]
+    if not hooked:
+        return pairs
+    saved = {id(leaf): leaf.grad for leaf, _ in hooked}
+    try:
+        for leaf, g in hooked:
+            leaf.grad = g.clone()
+            for h in list(leaf._post_acc_hooks):
+                h(leaf)
+        out = {id(leaf): leaf.grad.detach() for leaf, _ in hooked}
+    finally:
+        for leaf, _ in hooked:
+            leaf.grad = saved[id(leaf)]
+    return [(leaf, out.get(id(leaf), g)) for leaf, g in pairs]
 
 
 def backward_from_send(context_id, send_id, grads, retain_graph):
