@@ -97,8 +97,9 @@ def async_save(state_dict, *, checkpoint_id=None, storage_writer=None, planner=N
     dist = _dist()
     group = process_group
     if dist.is_initialized() and not no_dist and dist.get_world_size(process_group) > 1:
-        key = id(process_group)
-        if key not in _async_groups:
+        from ..distributed_c10d import _World
+        key = (id(process_group), id(_World.default_pg))   # a re-initialised world: new key
+        if key not in _async_groups or not any(_async_groups[key] is g for g in _World.groups):
             ranks = (dist.get_process_group_ranks(process_group) if process_group is not None
                      else list(range(dist.get_world_size())))
             _async_groups[key] = dist.new_group(ranks)
