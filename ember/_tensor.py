@@ -79,14 +79,17 @@ class Tensor:
 
     @property
     def shape(self):
+        if self._sym_shape is not None:       # a fake tensor with symbolic sizes
+            return Size(self._sym_shape)
         return Size(self._data.shape)
 
     def size(self, dim=None):
+        shape = self._data.shape if self._sym_shape is None else self._sym_shape
         if dim is None:
-            return Size(self._data.shape)
+            return Size(shape)
         if self._data.ndim == 0:
             raise IndexError(f"size(): Dimension specified as {dim} but tensor has no dimensions")
-        return self._data.shape[_wrap_dim(dim, self._data.ndim, "size")]
+        return shape[_wrap_dim(dim, self._data.ndim, "size")]
 
     def dim(self):
         return self._data.ndim
@@ -98,6 +101,11 @@ class Tensor:
         return self._data.ndim
 
     def numel(self):
+        if self._sym_shape is not None:
+            n = 1
+            for s in self._sym_shape:
+                n = n * s
+            return n
         return self._data.size
 
     nelement = numel
@@ -511,10 +519,15 @@ def wrap_meta(shape, dt, like=None, device=None, fake=None):
     `like` (a meta tensor) gives the device and fake flag; a meta device tensor
     unless told otherwise."""
     t = _new(Tensor)
-    t._data = np.broadcast_to(np.zeros((), dt.np), tuple(shape))
+    shape = tuple(shape)
+    t._data = np.broadcast_to(np.zeros((), dt.np), tuple(int(s) for s in shape))
     t._dtype = dt
     t._storage = _Storage(0)
     t._backend = "meta"
+    if any(type(s) is not int for s in shape):
+        from ._symbolic import SymInt
+        if any(isinstance(s, SymInt) for s in shape):
+            t._sym_shape = shape
     if like is not None:
         t._device, t._fake = like._device, like._fake
     else:

@@ -348,7 +348,14 @@ def run_meta(op, args, like=None):
         raise NotImplementedError(f"fake: no meta for op '{op.name}'")
     m = op.meta(*args)
     if op.view:
-        return _run_view_meta(op, args, tensors)
+        outs = _run_view_meta(op, args, tensors)
+        if any(t._sym_shape is not None for t in tensors):    # sizes: the meta's symbols
+            shapes = _meta_outputs(m)
+            for t, (s, _) in zip(outs if isinstance(outs, tuple) else (outs,), shapes or ()):
+                if tuple(int(n) for n in s) == t._data.shape and \
+                        any(type(n) is not int for n in s):
+                    t._sym_shape = tuple(s)
+        return outs
     outs = _meta_outputs(m)
     if outs is None:
         raise TypeError(f"{op.name}: its meta returned {m!r}, not (shape, dtype) or a "

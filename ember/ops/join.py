@@ -124,9 +124,9 @@ def _stack_meta(tensors, dim):
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
                             f"{type(t).__name__}")
-    shape0 = tensors[0]._data.shape
+    shape0 = tuple(tensors[0].shape)
     for i, t in enumerate(tensors):
-        if t._data.shape != shape0:
+        if tuple(t.shape) != shape0:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(shape0)} at entry 0 and {list(t.shape)} at entry {i}")
     d = _wrap_dim(dim, len(shape0) + 1, "stack")

@@ -7,6 +7,7 @@ copy (PyTorch's error); `reshape` copies only then.
 import numpy as np
 
 from .._dispatch import dispatch
+from .._symbolic import SymInt
 from .._tensor import Tensor, Size, _wrap_dim
 from ._elementwise import type_name
 from ._registry import register
@@ -28,7 +29,7 @@ def _shape_arg(shape, numel, opname):
                 (isinstance(s, Tensor) and s.dtype.is_floating_point):
             raise TypeError(f"{opname}(): argument 'size' must be tuple of ints, but found "
                             f"element of type {type(s).__name__} at pos {i}")
-    shape = tuple(int(s) for s in shape)
+    shape = tuple(s if isinstance(s, SymInt) else int(s) for s in shape)
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
         raise RuntimeError("only one dimension can be inferred")
@@ -114,13 +115,13 @@ def view(self, *shape):
     from .. import _dtype as D
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
         return _view_dtype(self, shape[0])
-    shape = _shape_arg(shape, self._data.size, "view")
+    shape = _shape_arg(shape, self.numel(), "view")
     return dispatch(VIEW, (self, shape))
 
 
 def reshape(input, *shape):
-    shape = _shape_arg(shape, input._data.size, "reshape")
-    if shape == input._data.shape:
+    shape = _shape_arg(shape, input.numel(), "reshape")
+    if shape == tuple(input.shape):
         return dispatch(VIEW, (input, shape))
     a = input._data
     if input._backend == "meta":     # meta: its strides decide, as a real tensor's do
@@ -373,7 +374,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     s, e = _wrap_dim(start_dim, n, "flatten"), _wrap_dim(end_dim, n, "flatten")
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    shp = input._data.shape
+    shp = tuple(input.shape)
     return reshape(input, shp[:s] + (-1 if 0 not in shp[s:e + 1] else 0,) + shp[e + 1:]) \
         if s != e else input
 
@@ -482,8 +483,8 @@ def _slice_bounds(n, start, end, step):
     """PyTorch's clamping of slice bounds (no error for out-of-range bounds)."""
     if step <= 0:
         raise ValueError("step must be greater than zero")
-    start = 0 if start is None else int(start)
-    end = n if end is None else int(end)
+    start = 0 if start is None else start if isinstance(start, SymInt) else int(start)
+    end = n if end is None else end if isinstance(end, SymInt) else int(end)
     if start < 0:
         start += n
     if end < 0:
@@ -505,7 +506,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 
 
 def _slice(input, dim, start, end, step=1):
-    start, end = _slice_bounds(input._data.shape[dim], start, end, step)
+    start, end = _slice_bounds(input.shape[dim], start, end, step)
     return dispatch(SLICE, (input, dim, start, end, step))
 
 
