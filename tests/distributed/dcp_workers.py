@@ -203,7 +203,7 @@ def async_save_run(rank, ws, port, outdir, ckpt):
     for _ in range(5):
         dist.all_reduce(t)
     assert t.tolist() == [float(ws ** 5)] * 3
-    fut.wait()
+    fut.result(timeout=60)
     dcp_load(rank, ws, port, outdir, ckpt, initialized=True)
 
 

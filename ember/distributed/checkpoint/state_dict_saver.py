@@ -87,12 +87,13 @@ def _stage(obj):
 def async_save(state_dict, *, checkpoint_id=None, storage_writer=None, planner=None,
                process_group=None, async_checkpointer_type=None, async_stager=None,
                no_dist=False):
-    """Stage (copy) the state_dict now, write it in a background thread; returns a Future.
+    """Stage (copy) the state_dict now, write it in a background thread; returns a
+    concurrent.futures.Future of the Metadata, as PyTorch does.
 
     The background save talks over its own process group (made once per group here, a
     collective every rank runs), so training collectives on the default group can go on.
     """
-    from ...futures import Future
+    from concurrent.futures import Future
     staged = _stage(state_dict)
     dist = _dist()
     group = process_group
@@ -105,6 +106,7 @@ def async_save(state_dict, *, checkpoint_id=None, storage_writer=None, planner=N
             _async_groups[key] = dist.new_group(ranks)
         group = _async_groups[key]
     fut = Future()
+    fut.set_running_or_notify_cancel()
 
     def run():
         try:
