@@ -34,6 +34,8 @@ class DeviceMesh:
             self._group = dist.group.WORLD if dist.is_initialized() else None
         elif _init_backend:
             self._group = dist.new_group(self._ranks)
+        else:
+            self._group = None          # the caller attaches an existing group
         rank = dist.get_rank() if dist.is_initialized() else 0
         self._coordinate = [self._ranks.index(rank)] if rank in self._ranks else None
 
