@@ -270,10 +270,11 @@ class _TCPServer:
             conn.close()
 
     def close(self):
-        try:
-            self.sock.close()
+        try:            # shutdown wakes the thread blocked in accept (close alone does not)
+            self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+        self.sock.close()
 
 
 _servers = {}            # port -> _TCPServer, shared by multi_tenant masters
@@ -402,6 +403,19 @@ class TCPStore(Store):
         s = self._wait_s(timeout)
         if self._call("wait", str(s).encode(), *[k.encode() for k in keys]) is None:
             raise _timeout_error(s, list(keys))
+
+    def _close(self):
+        """Close this store's connections and, on the master, its server."""
+        with self._socks_lock:
+            for sock in self._socks:
+                sock.close()
+            self._socks = []
+        self._local = threading.local()
+        if self._server is not None:
+            with _servers_lock:
+                if _servers.get(self.port) is self._server:
+                    del _servers[self.port]
+            self._server.close()
 
     def __repr__(self):
         return f"TCPStore(host={self.host}, port={self.port}, master={self._server is not None})"

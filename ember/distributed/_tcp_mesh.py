@@ -146,11 +146,15 @@ class Mesh:
         host = _advertised_host(store)
         lsock = socket.create_server(("", 0), backlog=world_size + 8)
         lsock.settimeout(timeout_s)
-        store.set(f"mesh/addr/{rank}", f"{host}:{lsock.getsockname()[1]}")
+        # a store reused by a later group (re-init) still holds old addresses: every rank
+        # counts its own meshes on this store, so all ranks agree on a fresh key space
+        gen = store.add(f"mesh/generation/{rank}", 1)
+        key = f"mesh/{gen}/addr"
+        store.set(f"{key}/{rank}", f"{host}:{lsock.getsockname()[1]}")
         deadline = time.monotonic() + timeout_s
         try:
             for j in range(rank):
-                h, p = store.get(f"mesh/addr/{j}").decode().rsplit(":", 1)
+                h, p = store.get(f"{key}/{j}").decode().rsplit(":", 1)
                 sock = _connect(h, int(p), deadline)
                 sock.sendall(struct.pack("<q", rank))
                 self._add(j, sock)

@@ -83,6 +83,7 @@ class _World:
     groups = []
     count = 0
     store = None
+    own_store = False
 
 
 def is_available():
@@ -165,6 +166,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
             store, rank, world_size = next(rendezvous(init_method or "env://", rank,
                                                       world_size, timeout=timeout))
             store.set_timeout(timeout)
+            _World.own_store = True         # destroy_process_group closes it
         _World.store = store
         impl = _make_impl(backend, PrefixStore("default_pg", store), rank, world_size,
                           timeout)
@@ -179,7 +181,10 @@ def destroy_process_group(group=None):
     if group is None or group is GroupMember.WORLD:
         for g in _World.groups:
             g._impl.shutdown()
+        if _World.own_store and hasattr(_World.store, "_close"):
+            _World.store._close()
         _World.default_pg, _World.groups, _World.count, _World.store = None, [], 0, None
+        _World.own_store = False
         GroupMember.WORLD = None
         return
     if group is GroupMember.NON_GROUP_MEMBER:

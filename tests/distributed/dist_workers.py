@@ -367,3 +367,15 @@ def unused_train(rank, ws, port, path, framework):
     out["b_grad"] = net.b.weight.grad.numpy().copy()
     np.savez(os.path.join(path, f"unused_{framework}_{rank}.npz"), **out)
     dist.destroy_process_group()
+
+
+def reinit(rank, ws, port):
+    """init / destroy / init again on the same address: the second group must work."""
+    import ember
+    for round_ in range(2):
+        dist = _init(rank, ws, port, timeout_s=30)
+        t = ember.full((3,), float(rank + round_))
+        dist.all_reduce(t)
+        assert t.tolist() == [float(sum(range(ws)) + ws * round_)] * 3
+        dist.barrier()
+        dist.destroy_process_group()

@@ -50,3 +50,8 @@ def test_single_process_world_with_store():
             dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
     finally:
         dist.destroy_process_group()
+
+
+def test_reinit_on_same_address():
+    from dist_workers import reinit
+    run_world(reinit, 2, timeout=90)
