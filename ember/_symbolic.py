@@ -258,3 +258,24 @@ def sym_expr(x):
 
 def is_symbolic(shape):
     return any(isinstance(s, SymInt) for s in shape)
+
+
+def sym_strides(shape, hint_strides):
+    """Strides in terms of the symbolic sizes, for a dense layout (a permutation of
+    C order: what contiguous tensors, their transposes and pointwise results have).
+    A non-dense view (a slice with gaps) keeps its hint strides: its strides would
+    need the base's sizes, which the view does not carry."""
+    hints = tuple(int(n) for n in shape)
+    order = sorted(range(len(shape)), key=lambda i: (hint_strides[i], hints[i] != 1))
+    acc, sym, dense = 1, [0] * len(shape), True
+    hacc = 1
+    for i in order:
+        if hints[i] != 1 and hint_strides[i] != hacc:
+            dense = False
+            break
+        sym[i] = acc
+        acc = acc * shape[i]
+        hacc *= hints[i]
+    if not dense:
+        return tuple(hint_strides)
+    return tuple(sym)

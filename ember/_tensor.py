@@ -130,6 +130,9 @@ class Tensor:
         else:
             isz = a.itemsize
             st = tuple(s // isz for s in a.strides)
+        if self._sym_shape is not None and a.size:    # fake with symbolic sizes
+            from ._symbolic import sym_strides
+            st = sym_strides(self._sym_shape, st)
         if dim is None:
             return st
         return st[_wrap_dim(dim, a.ndim, "stride")]

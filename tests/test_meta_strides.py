@@ -220,3 +220,18 @@ def test_data_dependent_shapes_raise_clearly(fn):
     x = mode.from_tensor(ember.randn(5, 3), dynamic_dims=[0])
     with mode, pytest.raises(RuntimeError, match="depends on the data"):
         fn(x)
+
+
+def test_symbolic_strides_of_dense_layouts():
+    """Dense layouts (C order and its permutations) get strides in the symbols, as
+    PyTorch's: (3, s0) is (s0, 1), its transpose (1, s0)."""
+    from ember._symbolic import sym_expr
+    mode = FakeTensorMode()
+    x = mode.from_tensor(ember.randn(3, 5), dynamic_dims=[1])
+    with mode:
+        outs = {"x": x, "t": x.t(), "t_plus": x.t() + 1, "unsqueeze": x.unsqueeze(1),
+                "t_contiguous": x.t().contiguous(), "flat": x.reshape(-1)}
+    got = {k: tuple(sym_expr(s) for s in v.stride()) for k, v in outs.items()}
+    assert got == {"x": ("s0", "1"), "t": ("1", "s0"), "t_plus": ("1", "s0"),
+                   "unsqueeze": ("s0", "s0", "1"), "t_contiguous": ("3", "1"), "flat": ("1",)}
+    assert not outs["t"].is_contiguous() and outs["t_contiguous"].is_contiguous()
