@@ -157,3 +157,19 @@ def test_async_save_two_ranks_while_training_collectives_run(tmp_path):
     ckpt = str(tmp_path / "ckpt")
     run_world(async_save_run, 2, str(tmp_path), ckpt, timeout=120)
     assert os.path.exists(os.path.join(tmp_path, "loaded_2_0"))
+
+
+def test_load_plan_reads_only_overlapping_regions(saved4):
+    """Rank 1 of 3 holds rows 3..5 of 'a' (7 rows); saved chunks are rows 0-1, 2-3, 4-5, 6."""
+    from ember.distributed.checkpoint.default_planner import create_default_local_load_plan
+    from ember.distributed.checkpoint.filesystem import FileSystemReader
+    from ember.distributed.tensor import DeviceMesh, DTensor, Shard
+    _, ckpt = saved4
+    md = FileSystemReader(ckpt).read_metadata()
+    mesh = DeviceMesh("cpu", [0, 1, 2], _init_backend=False)
+    mesh._coordinate = [1]                                  # act as rank 1 of 3
+    target = DTensor(ember.zeros(3, 3), mesh, [Shard(0)], (7, 3))
+    plan = create_default_local_load_plan({"a": target}, md)
+    got = [(it.storage_index.offset, it.dest_offsets, it.storage_offsets, it.lengths)
+           for it in plan.items]
+    assert got == [((2, 0), (0, 0), (1, 0), (1, 3)), ((4, 0), (1, 0), (0, 0), (2, 3))]
