@@ -165,6 +165,13 @@ def fsdp_train(rank, ws, port, outdir, api, strategy):
             sum(v.numel() for v in full.values())
     with ember.no_grad():                  # eval forward gathers without autograd
         out = model(ember.from_numpy(d["X"][0]))
+    if api == "fully_shard":               # FSDP2: model.state_dict() holds DTensors
+        sd2 = model.state_dict()
+        assert sorted(sd2) == sorted(full) and all(isinstance(v, DTensor) for v in sd2.values())
+        for k in full:
+            np.testing.assert_array_equal(sd2[k].full_tensor().numpy(), full[k].numpy())
+        model.load_state_dict(sd2)
+        model.load_state_dict(full)
     if api == "fsdp":                      # FSDP1's state_dict_type: FULL and SHARDED
         from ember.distributed.fsdp import FullyShardedDataParallel as FSDP
         from ember.distributed.fsdp import StateDictType

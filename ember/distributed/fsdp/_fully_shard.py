@@ -2,10 +2,13 @@
 
 Note: `fully_shard(layer)` on each block, then on the root, makes each block one unit: its
 parameters become dim-0 shards and are gathered only while the block runs. The module's
-class becomes a subclass of FSDPModule, as in PyTorch. `model.state_dict()` holds the local
-shards; `ember.distributed.checkpoint.state_dict.get_model_state_dict` gives DTensors.
+class becomes a subclass of FSDPModule, as in PyTorch. As there, `model.state_dict()` gives
+DTensors (Shard(0)) for sharded parameters, and `load_state_dict` takes DTensors or full
+tensors (this rank's rows are taken).
 """
-from ..tensor import init_device_mesh
+import functools
+
+from ..tensor import DTensor, Shard, init_device_mesh
 from ._unit import FSDPState, ShardingStrategy
 
 __all__ = ["fully_shard", "FSDPModule"]
@@ -43,6 +46,28 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=True, shard_placemen
     forward = module.forward
     object.__setattr__(module, "forward",
                        lambda *args, **kwargs: state.run(forward, args, kwargs))
+    module.register_state_dict_post_hook(functools.partial(_to_dtensors, state))
+    module._register_load_state_dict_pre_hook(functools.partial(_to_shards, state))
     cls = module.__class__
     module.__class__ = type(f"FSDP{cls.__name__}", (FSDPModule, cls), {})
     return module
+
+
+def _to_dtensors(state, module, destination, prefix, local_metadata):
+    for info in state.infos:
+        key = prefix + info.fqn
+        spec = getattr(info.shard, "_fsdp_spec", None)
+        if spec is not None and key in destination and not isinstance(destination[key], DTensor):
+            destination[key] = DTensor.from_local(destination[key], spec[0], [Shard(0)],
+                                                  shape=spec[1])
+    return destination
+
+
+def _to_shards(state, state_dict, prefix, local_metadata, strict, missing, unexpected, errors):
+    for info in state.infos:
+        key = prefix + info.fqn
+        v = state_dict.get(key)
+        if isinstance(v, DTensor):
+            state_dict[key] = v.to_local()
+        elif v is not None and not state.no_shard and tuple(v.shape) == info.shape:
+            state_dict[key] = info.local_piece(v)

@@ -38,10 +38,10 @@ def _dist():
 
 
 def _own_params(module):
-    """(submodule, name, param) of `module`'s tree, skipping subtrees of other FSDP units."""
+    """(submodule, name, param, fqn) of `module`'s tree, skipping subtrees of other FSDP units."""
     out, seen = [], set()
 
-    def walk(m):
+    def walk(m, prefix):
         for name, p in m._parameters.items():
             if p is None or id(p) in seen:
                 if p is not None:
@@ -49,11 +49,11 @@ def _own_params(module):
                                               "implemented in ember")
                 continue
             seen.add(id(p))
-            out.append((m, name, p))
-        for child in m._modules.values():
+            out.append((m, name, p, prefix + name))
+        for cname, child in m._modules.items():
             if child is not None and getattr(child, "_fsdp_state", None) is None:
-                walk(child)
-    walk(module)
+                walk(child, prefix + cname + ".")
+    walk(module, "")
     return out
 
 
@@ -68,7 +68,7 @@ class FSDPState:
         self.world, self.rank = mesh.size(), mesh.get_local_rank()
         self.no_shard = strategy is ShardingStrategy.NO_SHARD
         self.infos = []
-        for mod, name, p in _own_params(module):
+        for mod, name, p, fqn in _own_params(module):
             if p.dim() == 0:
                 raise NotImplementedError(f"FSDP: sharding the 0-d parameter {name!r}")
             full = p.detach().contiguous().clone()
@@ -79,7 +79,7 @@ class FSDPState:
             shard = Parameter(local, requires_grad=p.requires_grad)
             if not self.no_shard:
                 shard._fsdp_spec = (mesh, tuple(full.shape))
-            info.shard = shard
+            info.shard, info.fqn = shard, fqn
             mod._parameters[name] = shard
             self.infos.append(info)
             del full
