@@ -39,6 +39,7 @@ def test_single_rank_mesh_and_errors():
         d + 1
     with pytest.raises(NotImplementedError, match="'sum'"):
         d.sum()
+    assert not hasattr(d, "no_such_attribute")
     with pytest.raises(NotImplementedError, match="1-D"):
         DeviceMesh("cpu", [[0, 1], [2, 3]])
     with pytest.raises(NotImplementedError, match="1-D"):

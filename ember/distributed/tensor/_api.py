@@ -148,8 +148,9 @@ class DTensor:
                 f"placements={self._placements!r})")
 
     def __getattr__(self, name):
-        if name.startswith("__") or name.startswith("_"):
-            raise AttributeError(name)
+        import ember
+        if name.startswith("_") or not hasattr(ember.Tensor, name):
+            raise AttributeError(f"'DTensor' object has no attribute '{name}'")
         raise NotImplementedError(
             f"DTensor.{name}: ember's DTensor implements placement and data movement only "
             f"(to_local, full_tensor, redistribute); operator {name!r} is not implemented")
