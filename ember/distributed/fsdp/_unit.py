@@ -5,7 +5,9 @@ built afterwards steps on shards only and its state is sharded too. Around the m
 forward the shards are all-gathered (differentiably, see `_param`). FULL_SHARD frees the
 gathered parameters after forward and gathers them again in backward; ember has no hook to
 empty and refill a saved tensor's storage, so a non-root FULL_SHARD unit runs its forward
-under reentrant activation checkpointing (the unit's activations are recomputed too). The
+under reentrant activation checkpointing (the unit's activations are recomputed too; a
+call with keyword arguments, which reentrant checkpointing cannot take, keeps the gathered
+parameters until backward instead). The
 root unit keeps its parameters until backward, as PyTorch's FSDP2 does. SHARD_GRAD_OP keeps
 the gathered parameters (held by the autograd graph) until backward; NO_SHARD keeps whole
 parameters and all-reduces gradients, like DDP.
