@@ -120,6 +120,8 @@ def test_errors_and_names(tmp_path):
         apply_effects_tensor(e, SR, [["nosuch"]])
     with pytest.raises(NotImplementedError, match="chorus"):
         apply_effects_tensor(e, SR, [["chorus", "0.7", "0.9", "55", "0.4", "0.25", "2", "-t"]])
+    with pytest.raises(NotImplementedError, match="-l"):
+        apply_effects_tensor(e, SR, [["gain", "-l", "6"]])
     with pytest.raises(RuntimeError, match="not a number"):
         apply_effects_tensor(e, SR, [["gain", "loud"]])
     with pytest.raises(ValueError, match="2D"):

@@ -54,21 +54,19 @@ def _resample(x, rate, new_rate):
 
 
 def _gain(x, rate, args):
-    normalize = "-n" in args
-    rest = [a for a in args if not a.startswith("-") or _is_number(a)]
+    """gain [-n] [dB]: scale by dB (after normalising the peak to 0 dBFS with -n)."""
     flags = [a for a in args if a.startswith("-") and not _is_number(a)]
-    unknown = set(flags) - {"-n", "-l", "-h", "-e", "-B", "-b", "-r"}
-    if unknown:
-        raise RuntimeError(f"Invalid effect option: gain: unknown option {sorted(unknown)}")
+    rest = [a for a in args if a not in flags]
+    if set(flags) - {"-n"}:
+        raise NotImplementedError(f"ember.audio sox_effects: gain options "
+                                  f"{sorted(set(flags) - {'-n'})} (balance/limiter/headroom) "
+                                  f"are not implemented; only -n is")
     db = _number(rest[0], "gain") if rest else 0.0
-    if normalize:
+    if "-n" in flags:
         peak = np.abs(x).max()
         if peak > 0:
             x = x / peak
-    y = x * 10 ** (db / 20)
-    if "-l" in flags:                       # sox's limiter keeps peaks under full scale
-        y = np.tanh(y) if np.abs(y).max() > 1 else y
-    return y, rate
+    return x * 10 ** (db / 20), rate
 
 
 def _is_number(s):
