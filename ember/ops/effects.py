@@ -74,6 +74,7 @@ def _set(self, source):
     self._data = source._data
     self._storage = source._storage
     self._mstrides, self._moffset = source._mstrides, source._moffset   # meta geometry
+    self._sym_shape = source._sym_shape
     return self
 
 

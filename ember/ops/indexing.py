@@ -779,8 +779,8 @@ def _masked_fill_vjp(ctx, g):
 def _masked_fill_meta(input, mask, value):
     _check_mask_fill(mask, value)
     try:
-        shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
-    except ValueError:
+        shape = broadcast_shapes(tuple(input.shape), tuple(mask.shape))   # keeps SymInts
+    except (ValueError, RuntimeError):
         raise RuntimeError(f"The size of tensor a ({input.shape[-1]}) must match the size "
                            f"of tensor b ({mask.shape[-1]}) at non-singleton dimension "
                            f"(masked_fill: shapes {list(input.shape)} and "

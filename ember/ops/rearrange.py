@@ -525,7 +525,7 @@ def broadcast_tensors(*tensors):
         tensors = tuple(tensors[0])
     shape = []
     for i, t in enumerate(tensors):
-        s = t._data.shape
+        s = t._data.shape if t._sym_shape is None else t._sym_shape   # symbolic sizes
         if len(s) > len(shape):
             shape = [1] * (len(s) - len(shape)) + shape
         for k in range(-1, -1 - len(s), -1):

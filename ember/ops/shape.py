@@ -271,8 +271,9 @@ def expand(self, *sizes):
     lead = len(sizes) - nd
     if lead < 0:
         _expand_meta(self, sizes)
-    shape = tuple(self._data.shape[i - lead] if s == -1 and i >= lead else int(s)
-                  for i, s in enumerate(sizes))
+    have = self._data.shape if self._sym_shape is None else self._sym_shape
+    shape = tuple(have[i - lead] if s == -1 and i >= lead else
+                  s if isinstance(s, SymInt) else int(s) for i, s in enumerate(sizes))
     return dispatch(EXPAND, (self, shape))
 
 
