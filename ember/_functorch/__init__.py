@@ -1,0 +1,2 @@
+"""functorch internals: BatchedTensor and the vmap mode, batching and jvp rules, and the
+function transforms that ember.func exposes."""
