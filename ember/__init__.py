@@ -149,3 +149,5 @@ from . import hub, testing, types  # noqa: E402,F401  (torch.hub, torch.testing,
 from .utils import checkpoint as _utils_checkpoint, hooks as _utils_hooks  # noqa: E402,F401
 from . import masked, nested, signal  # noqa: E402,F401  (torch.masked, torch.nested, torch.signal)
 from . import distributed, multiprocessing  # noqa: E402,F401  (torch.distributed, torch.multiprocessing)
+from . import func  # noqa: E402,F401  (torch.func)
+from .func import vmap  # noqa: E402,F401  (torch.vmap)

@@ -51,7 +51,7 @@ def _mul(args, tans, out):
 def _div(args, tans, out):
     if len(args) > 2 and args[2] is not None:        # floor/trunc division: flat
         return None
-    a, b = args[0], args[1]
+    b = args[1]
     ta, tb = tans[0], tans[1]
     return _sum_terms(None if ta is None else ta / b, None if tb is None else -(out * tb) / b)
 
