@@ -45,8 +45,17 @@ _SUBTYPE_DTYPE = {"PCM_S8": "int8", "PCM_U8": "uint8", "PCM_16": "int16", "PCM_2
                   "PCM_32": "int32", "FLOAT": "float32", "DOUBLE": "float64"}
 
 
-def info(uri, format=None, buffer_size=4096, backend=None):
+def _source(uri, filepath, op):
+    """torchaudio 0.x named the first argument `filepath`, 2.x `uri`: accept either."""
+    if (uri is None) == (filepath is None):
+        raise TypeError(f"{op}() takes the audio file as `uri` (or the older `filepath`), "
+                        f"exactly one of them")
+    return uri if filepath is None else filepath
+
+
+def info(uri=None, format=None, buffer_size=4096, backend=None, *, filepath=None):
     """Sample rate, frames, channels, bits per sample and encoding of an audio file."""
+    uri = _source(uri, filepath, "info")
     sinfo = _soundfile().info(uri)
     bits = _SUBTYPE_BITS.get(sinfo.subtype, 0)
     encoding = "FLAC" if sinfo.format == "FLAC" else _SUBTYPE_ENCODING.get(sinfo.subtype,
@@ -54,10 +63,11 @@ def info(uri, format=None, buffer_size=4096, backend=None):
     return AudioMetaData(sinfo.samplerate, sinfo.frames, sinfo.channels, bits, encoding)
 
 
-def load(uri, frame_offset=0, num_frames=-1, normalize=True, channels_first=True,
-         format=None, buffer_size=4096, backend=None):
+def load(uri=None, frame_offset=0, num_frames=-1, normalize=True, channels_first=True,
+         format=None, buffer_size=4096, backend=None, *, filepath=None):
     """(waveform, sample_rate): float32 in [-1, 1] shaped (channels, frames) by default;
     normalize=False keeps integer wav samples in their native dtype."""
+    uri = _source(uri, filepath, "load")
     sf = _soundfile()
     with sf.SoundFile(uri, "r") as f:
         if normalize or f.format != "WAV":
@@ -130,9 +140,13 @@ def _subtype(dtype, ext, encoding, bits):
     raise ValueError(f"Unsupported format: {ext}")
 
 
-def save(uri, src, sample_rate, channels_first=True, format=None, encoding=None,
-         bits_per_sample=None, buffer_size=4096, backend=None, compression=None):
+def save(uri=None, src=None, sample_rate=None, channels_first=True, format=None,
+         encoding=None, bits_per_sample=None, buffer_size=4096, backend=None,
+         compression=None, *, filepath=None):
     """Write a (channels, frames) tensor (frames, channels if not channels_first)."""
+    uri = _source(uri, filepath, "save")
+    if src is None or sample_rate is None:
+        raise TypeError("save() missing required arguments: 'src' and 'sample_rate'")
     sf = _soundfile()
     if src.dim() != 2:
         raise ValueError(f"Expected 2D Tensor, got {src.dim()}D.")

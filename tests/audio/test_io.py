@@ -114,3 +114,14 @@ def test_channels_last_and_ulaw(tmp_path):
     np.testing.assert_allclose(back.numpy(), x.T, atol=0.02)   # 8-bit mu-law steps
     with pytest.raises(ValueError, match="Unsupported subtype"):
         audio.load(path, normalize=False)
+
+
+def test_filepath_keyword_of_torchaudio_0x(tmp_path):
+    x = _sine()
+    path = str(tmp_path / "k.wav")
+    audio.save(filepath=path, src=ember.tensor(x), sample_rate=8000)
+    wav, sr = audio.load(filepath=path, frame_offset=10, num_frames=20)
+    np.testing.assert_array_equal(wav.numpy(), x[:, 10:30])
+    assert audio.info(filepath=path).num_frames == 1600
+    with pytest.raises(TypeError, match="exactly one"):
+        audio.load(path, filepath=path)
