@@ -298,7 +298,7 @@ def _apply_basic(self, key):
             res = dispatch(S.SELECT, (res, d, i + n if i < 0 else i))
             real += 1
         elif isinstance(x, slice):
-            n = res._data.shape[d]
+            n = res._data.shape[d] if res._sym_shape is None else res._sym_shape[d]
             step = 1 if x.step is None else int(x.step)
             start, end = S._slice_bounds(n, x.start, x.stop, step)
             if not (start == 0 and end == n and step == 1):

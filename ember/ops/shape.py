@@ -444,7 +444,11 @@ def _replace_dim(shape, dim, n):
 
 
 def _slice_meta(a, dim, start, end, step):
-    return _replace_dim(a.shape, dim, len(range(start, end, step))), a.dtype
+    if type(start) is int and type(end) is int:
+        n = len(range(start, end, step))
+    else:                   # symbolic bounds (clamped by _slice_bounds, so end >= start)
+        n = (end - start + step - 1) // step
+    return _replace_dim(a.shape, dim, n), a.dtype
 
 
 SLICE = register("slice", _slice_kernel, view=True, save=(1, 2, 3, 4), meta=_slice_meta,
