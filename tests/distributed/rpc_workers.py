@@ -12,15 +12,30 @@ from dist_workers import free_port, run_world  # noqa: E402,F401
 from ember.distributed.rpc.functions import async_execution  # noqa: E402
 
 
-def init(rank, ws, port, threads=4, timeout=20, hang_s=40):
+def init(rank, ws, port, threads=4, timeout=20, hang_s=45, url=None):
+    """Join the RPC world. Default rendezvous: a FileStore named after the harness's
+    port and parent pid (no TCP port to race for when test runs overlap); basics uses
+    env:// (MASTER_ADDR/MASTER_PORT) to cover the usual path."""
     import faulthandler
 
     import ember.distributed.rpc as rpc
     faulthandler.dump_traceback_later(hang_s, exit=True)   # a hung child shows where, then dies
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    opts = rpc.TensorPipeRpcBackendOptions(num_worker_threads=threads, rpc_timeout=timeout)
+    if url is None:
+        import tempfile
+        url = f"file://{tempfile.gettempdir()}/ember_rpc_test_{os.getppid()}_{port}"
+    opts = rpc.TensorPipeRpcBackendOptions(num_worker_threads=threads, rpc_timeout=timeout,
+                                           init_method=url)
     rpc.init_rpc(f"worker{rank}", rank=rank, world_size=ws, rpc_backend_options=opts)
     return rpc
+
+
+def cleanup_stores():
+    """Remove the FileStores `init` made for this process's children."""
+    import glob
+    import tempfile
+    for f in glob.glob(f"{tempfile.gettempdir()}/ember_rpc_test_{os.getpid()}_*"):
+        os.remove(f)
 
 
 def mark(outdir, rank, obj=True):
@@ -133,7 +148,7 @@ class BatchUpdateParameterServer:
 # -- per-rank programs -------------------------------------------------------------
 def basics(rank, ws, port, outdir):
     import ember
-    rpc = init(rank, ws, port)
+    rpc = init(rank, ws, port, url="env://")
     if rank == 0:
         x = ember.arange(6.0).reshape(2, 3)
         assert ember.equal(rpc.rpc_sync("worker1", ember.add, args=(x, 2)), x + 2)

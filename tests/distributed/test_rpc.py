@@ -15,7 +15,11 @@ def _start_method():
 
 
 def _run(fn, ws, tmp_path, timeout=60):
-    run_world(fn, ws, str(tmp_path), timeout=timeout, start_method=_start_method())
+    from rpc_workers import cleanup_stores
+    try:
+        run_world(fn, ws, str(tmp_path), timeout=timeout, start_method=_start_method())
+    finally:
+        cleanup_stores()
 
 
 def test_calls_rrefs_errors_shutdown(tmp_path):

@@ -13,7 +13,11 @@ from rpc_workers import run_world  # noqa: E402
 def _run(fn, ws, tmp_path, timeout=60):
     import multiprocessing as mp
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-    run_world(fn, ws, str(tmp_path), timeout=timeout, start_method=method)
+    from rpc_workers import cleanup_stores
+    try:
+        run_world(fn, ws, str(tmp_path), timeout=timeout, start_method=method)
+    finally:
+        cleanup_stores()
     assert sorted(os.listdir(tmp_path)) == [f"ok{r}" for r in range(ws)]
 
 
@@ -38,5 +42,9 @@ def test_rpc_with_ddp_two_trainers_one_parameter_server(tmp_path):
     from rpc_workers import free_port
     import multiprocessing as mp
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-    run_world(rpc_ddp, 3, str(tmp_path), free_port(), timeout=60, start_method=method)
+    from rpc_workers import cleanup_stores
+    try:
+        run_world(rpc_ddp, 3, str(tmp_path), free_port(), timeout=60, start_method=method)
+    finally:
+        cleanup_stores()
     assert sorted(os.listdir(tmp_path)) == ["ok0", "ok1", "ok2"]

@@ -207,9 +207,12 @@ class _Proxy:
                 method = getattr(type(rref.local_value()), name, None)
                 if getattr(method, "_wrapped_async_rpc_function", None) is not None:
                     fn = _invoke_async
-            else:
-                is_async = _api.rpc_sync(rref._owner, _is_async_method, args=(rref, name))
-                if is_async:
+            else:       # ask the owner once per RRef and method name
+                cache = rref.__dict__.setdefault("_async_methods", {})
+                if name not in cache:
+                    cache[name] = _api.rpc_sync(rref._owner, _is_async_method,
+                                                args=(rref, name))
+                if cache[name]:
                     fn = _invoke_async
             return getattr(_api, how)(rref._owner, fn, args=(rref, name, args, kwargs),
                                       timeout=timeout)
