@@ -282,6 +282,9 @@ class OpNode(Node):
         self.ctx = ctx
         self.num_outputs = num_outputs
 
+    out_meta = ()            # [(shape, dtype)] per output; record_binary's nodes have one
+                             # output, never materialized (a None grad skips the node)
+
     def name(self):
         return _node_name(self.op.name)
 
@@ -421,11 +424,18 @@ def record(op, args, out):
         i += 1
     multi = out.__class__ is tuple
     outs = out if multi else (out,)
-    ctx = OpCtx()
-    cls = _NODE_CLASSES.get(op.name)
+    ctx = _new(OpCtx)
+    cls = op._node_cls
     if cls is None:
-        cls = _node_class(op.name)
-    node = cls(op, ctx, len(outs))
+        cls = op._node_cls = _NODE_CLASSES.get(op.name) or _node_class(op.name)
+    node = _new(cls)                        # OpNode.__init__, inlined: this is hot
+    node._sequence_nr = _next(_SEQ)
+    if _ANOMALY.enabled:
+        node._anomaly_trace = _forward_trace()
+    node.op = op
+    node.ctx = ctx
+    if multi:
+        node.num_outputs = len(outs)
     node.next_functions = tuple(edges)
     ctx.node = None
     ctx._args = saved
@@ -468,32 +478,69 @@ def grad_mode_enabled():
 
 
 def record_binary(op, a, b, extra, out):
-    """`record` for the pointwise fast path: two tensors of one dtype, one output."""
-    ctx = OpCtx()
-    cls = _NODE_CLASSES.get(op.name) or _node_class(op.name)
-    node = cls(op, ctx, 1)
-    ga, gb = a._rg, b._rg
-    node.next_functions = (gradient_edge(a) if ga else _NO_EDGE,
-                           gradient_edge(b) if gb else _NO_EDGE)
+    """`record` for the pointwise fast path: two tensors of one dtype, one output.
+
+    Note: this runs for every binary op on a tensor that requires grad, so it is
+    `record` unrolled: no OpNode.__init__ frame, leaf edges read inline, the node
+    class and an argument list that saves nothing cached per op (OpDef._node_cls,
+    OpDef._nosave_args)."""
+    ctx = _new(OpCtx)
+    cls = op._node_cls
+    if cls is None:
+        cls = op._node_cls = _NODE_CLASSES.get(op.name) or _node_class(op.name)
+    node = _new(cls)
+    node._sequence_nr = _next(_SEQ)
+    if _ANOMALY.enabled:
+        node._anomaly_trace = _forward_trace()
+    node.op = op
+    node.ctx = ctx
+    ga = a._rg
+    gb = b._rg
+    if ga:
+        fn = a.grad_fn
+        if fn is None:
+            ea = a._accum
+            ea = (ea, 0) if ea is not None else gradient_edge(a)
+        else:
+            ea = gradient_edge(a) if a._base is not None else (fn, a._output_nr)
+    else:
+        ea = _NO_EDGE
+    if gb:
+        fn = b.grad_fn
+        if fn is None:
+            eb = b._accum
+            eb = (eb, 0) if eb is not None else gradient_edge(b)
+        else:
+            eb = gradient_edge(b) if b._base is not None else (fn, b._output_nr)
+    else:
+        eb = _NO_EDGE
+    node.next_functions = (ea, eb)
     save = op.save
     if save is None:
         ctx._args = [SavedTensor(a), SavedTensor(b), *extra]
     elif save:
         ctx._args = [SavedTensor(a) if 0 in save else None,
                      SavedTensor(b) if 1 in save else None, *extra]
-    else:
-        ctx._args = [None, None, *extra]
+    else:           # nothing saved: one argument list per op, shared (release copies it)
+        c = op._nosave_args
+        if c is None or c[0] is not extra:
+            c = op._nosave_args = (extra, [None, None, *extra])
+        ctx._args = c[1]
     ctx.node = None
-    ctx.needs_input_grad = (ga, gb) + (None,) * len(extra)
-    ctx.shapes = [a._data.shape, b._data.shape]
+    n = len(extra)
+    ctx.needs_input_grad = _NEEDS[n][ga][gb] if n < 3 else (ga, gb) + (None,) * n
+    ctx.shapes = (a._data.shape, b._data.shape)
     d = out._dtype
-    ctx.dtypes = [a._dtype, b._dtype]
-    if op.save_out:
-        ctx._out = saved_output(out)
-    else:
-        ctx._out = ()
-    node.out_meta = [(out._data.shape, d)]
+    ctx.dtypes = (d, d) if a._dtype is d and b._dtype is d else (a._dtype, b._dtype)
+    ctx._out = saved_output(out) if op.save_out else ()
+    # no out_meta: with one output, a None grad means all are None and the node is skipped
     if d._kind >= 2:
         out.grad_fn = node
         out._rg = True
     return node
+
+
+_new = object.__new__
+_next = next
+_NEEDS = [[[(x, y) + (None,) * n for y in (False, True)] for x in (False, True)]
+          for n in range(3)]

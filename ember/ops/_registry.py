@@ -152,6 +152,9 @@ class OpDef:
 
     # in-place variants: does the gradient w.r.t. input 0 read input 0? (see inplace())
     self_grad_uses_self = True
+    # autograd's per-op caches, filled by graph.record_binary on first use
+    _node_cls = None         # the op's OpNode subclass (AddBackward0, ...)
+    _nosave_args = None      # (extra, [None, None, *extra]) for ops that save nothing
     # fake outputs' strides (_meta_layout.py): None picks by tag; "contiguous", "k"
     # (the inputs' order='K' layout) or "probe" (the kernel on tiny stand-ins) override
     meta_layout = None
