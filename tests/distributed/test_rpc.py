@@ -48,3 +48,15 @@ def test_profiler_records_rpc_and_remote_ops(tmp_path):
     from rpc_workers import profiled
     _run(profiled, 2, tmp_path)
     assert sorted(os.listdir(tmp_path)) == ["ok0", "ok1"]
+
+
+def test_launcher_env_rendezvous_runs_rpc_example():
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-m", "ember.distributed.run", "--standalone",
+                          "--nproc-per-node", "2",
+                          os.path.join(root, "examples", "rpc", "launched.py")],
+                         capture_output=True, text=True, timeout=90, cwd=root)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "sum over workers: [3.0, 3.0, 3.0]" in out.stdout
