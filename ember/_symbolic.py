@@ -8,11 +8,11 @@ polynomial with integer coefficients is a canonical form, so `s0*3 == 3*s0` and
 `(s0 + 2) - 2 == s0` compare structurally without a solver). `SymInt` subclasses
 `int` with the symbols' example values ("hints"): NumPy and any code that needs a
 concrete int gets the hint, metas written with Python arithmetic carry the
-expression. A comparison that the expressions do not decide (`s0 == 1` in
-broadcasting) is answered from the hints and recorded as a guard in the ShapeEnv,
-as PyTorch's backed SymInts do. Sizes 0 and 1 are never made symbolic (PyTorch's
-0/1 specialization). Data-dependent sizes (unbacked symbols) are not supported:
-ops whose output shape depends on values raise.
+expression. A comparison that neither the expressions nor the symbols' range
+(every symbol is >= 2) decide (`s0 == 5`) is answered from the hints and recorded
+as a guard in the ShapeEnv, as PyTorch's backed SymInts do. Sizes 0 and 1 are
+never made symbolic (PyTorch's 0/1 specialization). Data-dependent sizes (unbacked
+symbols) are not supported: ops whose output shape depends on values raise.
 """
 import operator
 
@@ -57,6 +57,20 @@ class _Poly:
         if len(self.terms) == 1 and () in self.terms:
             return self.terms[()]
         return None
+
+    def lower_bound(self):
+        """The least value when every symbol is >= 2 (sizes 0 and 1 are never
+        symbols), if every non-constant term has a positive coefficient and only
+        symbols (no floor-division atoms); else None."""
+        low = 0
+        for m, c in self.terms.items():
+            if not m:
+                low += c
+            elif c < 0 or any(a.startswith("(") for a in m):
+                return None
+            else:
+                low += c * 2 ** len(m)
+        return low
 
     def __add__(self, o):
         t = dict(self.terms)
@@ -183,9 +197,16 @@ class SymInt(int):
     def _cmp(self, o, op, sym):
         if not isinstance(o, int):
             return NotImplemented
-        diff = (self.node + _poly(o).scale(-1)).constant()
+        d = self.node + _poly(o).scale(-1)
+        diff = d.constant()
         if diff is not None:
             return op(diff, 0)
+        low = d.lower_bound()
+        if low is not None:         # decided by the ranges: every symbol >= 2
+            if low > 0:
+                return op(1, 0)
+            if low == 0 and op in (operator.ge, operator.lt):
+                return op(0, 0)
         out = op(int(self), int(o))
         self.env.guards.append((str(self.node), sym, str(o), out))
         return out

@@ -193,8 +193,12 @@ def test_symbolic_sizes_keep_their_hints_and_record_guards():
     assert out._data.shape == (5, 3)           # NumPy sees the hints
     assert repr(out.shape) == "torch.Size([s0, 3])"
     assert out.numel() * 2 == 6 * out.shape[0]    # symbolic, decided without a guard
-    guards = mode.shape_env.guards
-    assert ("s0", "==", "1", False) in guards     # broadcasting asked whether s0 is 1
+    assert mode.shape_env.guards == []    # broadcasting's s0 == 1: no, as every symbol >= 2
+    x = fakes[0]
+    with mode:
+        y = x.reshape(5, 3)               # fixes the size: a guard that s0 is 5
+    assert y.shape == (5, 3) and type(y.shape[0]) is int
+    assert ("3*s0", "!=", "15", False) in mode.shape_env.guards
 
 
 def test_sizes_0_and_1_stay_static_and_equal_sizes_share_a_symbol():
@@ -215,6 +219,10 @@ def test_symint_arithmetic():
     assert (a - a) == 0 and type(a - a) is int
     assert str(a // 2) == "((s0)//2)" and a // 2 == 2 and a % 2 == 1
     assert env.guards[-1] == ("((s0)%2)", "==", "1", True)
+    n = len(env.guards)
+    assert a > 1 and a != 0 and a * b + 1 > 4 and not (a - 2 < 0)    # decided by ranges
+    assert len(env.guards) == n
+    assert a < 6 and len(env.guards) == n + 1                          # decided by the hint
 
 
 @pytest.mark.parametrize("fn", [lambda x: x.nonzero(), lambda x: x[x > 0]])
