@@ -82,9 +82,9 @@ class Agent:
             m = d.get_monitor_socket(zmq.EVENT_DISCONNECTED | zmq.EVENT_CONNECTED)
             d.connect(addr)
             self._dealers[r], self._monitors[m] = d, r
+        self._send_locks = {r: threading.Lock() for r in self._dealers}
         self._connected = set()
         self._dead = {}                          # rank -> reason
-        self._outq = collections.deque()
         self.deferred = collections.deque()      # (fn, args) run by the I/O thread (from __del__)
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
@@ -101,6 +101,7 @@ class Agent:
         self.inline_handlers = {}                # kind -> fn(src, meta) (I/O thread, ordered)
         self.rejected = 0
         self._running = True
+        self._stopping = False
         self._io = threading.Thread(target=self._loop, name=f"rpc-io-{name}", daemon=True)
 
     def start(self):
@@ -109,12 +110,18 @@ class Agent:
 
     # -- sending ----------------------------------------------------------------
     def send(self, dst, kind, mid, meta, frames=()):
-        """Queue a message; the I/O thread sends it (frames go without a copy)."""
+        """Send from the calling thread under that peer's lock (frames go without a copy).
+
+        Only sends touch a DEALER and only the I/O thread touches the ROUTER, so a lock per
+        DEALER is all the thread-safety ZeroMQ needs; it saves a thread hand-off per message.
+        """
         head = pickle.dumps((kind, mid, self.rank, meta), protocol=pickle.HIGHEST_PROTOCOL)
         with self._lock:
             self.sent += 1
-        self._outq.append((dst, [self.token, head, *frames]))
-        os.write(self._wake_w, b"x")
+        with self._send_locks[dst]:
+            if not self._running:
+                raise RuntimeError(f"RPC agent {self.name} is shut down")
+            self._dealers[dst].send_multipart([self.token, head, *frames], copy=False)
 
     def request(self, dst, kind, meta, frames=(), timeout=None, keep=None):
         """Send a request; returns a Future completed by the response (or the timeout)."""
@@ -145,13 +152,18 @@ class Agent:
                             f"{self._dead[dst]}")
 
     # -- the I/O thread ---------------------------------------------------------
+    def _io_stop(self):
+        self._stopping = True
+        os.write(self._wake_w, b"x")
+        self._io.join(5)
+
     def _loop(self):
         poller = zmq.Poller()
         poller.register(self._router, zmq.POLLIN)
         poller.register(self._wake_r, zmq.POLLIN)
         for m in self._monitors:
             poller.register(m, zmq.POLLIN)
-        while self._running:
+        while not self._stopping:
             wait_ms = 50
             if self._deadlines:
                 wait_ms = max(0, min(wait_ms, (self._deadlines[0][0] - time.monotonic()) * 1e3))
@@ -172,9 +184,6 @@ class Agent:
                 except Exception as e:
                     warnings.warn(f"RPC agent {self.name}: deferred {fn} failed: {e}",
                                   RuntimeWarning)
-            while self._outq:
-                dst, frames = self._outq.popleft()
-                self._dealers[dst].send_multipart(frames, copy=False)
             if self._router in events:
                 for _ in range(1000):
                     try:
@@ -187,9 +196,6 @@ class Agent:
                     self._monitor_event(m, r)
             if self._deadlines:
                 self._expire()
-        while self._outq:               # flush what was queued before the stop
-            dst, frames = self._outq.popleft()
-            self._dealers[dst].send_multipart(frames, copy=False)
 
     def _incoming(self, frames):
         # frames: [identity, token, head, *payload]
@@ -286,7 +292,7 @@ class Agent:
                 return
             if ev["event"] == zmq.EVENT_CONNECTED:
                 self._connected.add(r)
-            elif ev["event"] == zmq.EVENT_DISCONNECTED and self._running:
+            elif ev["event"] == zmq.EVENT_DISCONNECTED and not self._stopping:
                 self._dead[r] = ("connection lost (the worker exited or crashed before "
                                  "answering)")
                 self.fail_peer(r)
@@ -312,7 +318,7 @@ class Agent:
     def wait_idle(self, timeout=None):
         end = None if timeout is None else time.monotonic() + timeout
         with self._lock:
-            while self._pending or self.inflight or self._outq or self.deferred:
+            while self._pending or self.inflight or self.deferred:
                 left = 0.05 if end is None else min(0.05, end - time.monotonic())
                 if left <= 0:
                     return False
@@ -324,9 +330,12 @@ class Agent:
             return self.sent, self.received
 
     def stop(self):
+        self._io_stop()
+        for lock in self._send_locks.values():    # no send in flight past this point
+            lock.acquire()
         self._running = False
-        os.write(self._wake_w, b"x")
-        self._io.join(5)
+        for lock in self._send_locks.values():
+            lock.release()
         self.pool.shutdown(wait=True, cancel_futures=True)
         self._cb_pool.shutdown(wait=True)
         for d in self._dealers.values():     # (disable_monitor can block: just close)
