@@ -227,6 +227,33 @@ def _convolution(func, args, mode):
     return out.reshape((b, nn) + tuple(out.shape[1:]))
 
 
+def _sum_to_size(func, args, mode):
+    """sum_to_size(self, size): the size padded with ones to the logical rank, so the
+    leading logical dims are summed and never the batch dim."""
+    x, size = args[0], tuple(args[1])
+    v = _val(x, mode.level)
+    full = (1,) * (x.dim() - len(size)) + size
+    return func(v, (v.shape[0],) + full).reshape((v.shape[0],) + size)
+
+
+def _fold_batch(rank):
+    """Ops over (N, C, *spatial) that also take an unbatched (C, *spatial) input (pools):
+    the vmap batch folds into N."""
+    def rule(func, args, mode):
+        x = args[0]
+        v = _val(x, mode.level)
+        if any(_val(a, mode.level) is not None for a in _dispatch._flat(args[1:])):
+            return loop(func, args, mode)
+        if x.dim() == rank - 1:
+            return func(v, *args[1:])
+        b, n = v.shape[0], v.shape[1]
+        out = func(v.reshape((b * n,) + tuple(v.shape[2:])), *args[1:])
+        if isinstance(out, tuple):
+            return tuple(o.reshape((b, n) + tuple(o.shape[1:])) for o in out)
+        return out.reshape((b, n) + tuple(out.shape[1:]))
+    return rule
+
+
 def _copy_(func, args, mode):
     lvl = mode.level
     s, src = args[0], args[1]
@@ -248,7 +275,12 @@ _SPECIFIC = {
     "squeeze": dim_shift, "select": dim_shift, "slice": dim_shift, "flip": dim_shift,
     "diagonal": dim_shift, "unbind": dim_shift, "split_with_sizes": dim_shift,
     "cat": _cat_like(0), "stack": _cat_like(1), "matmul": _matmul,
-    "convolution": _convolution, "copy_": _copy_, "tril": _identity, "triu": _identity,
+    "convolution": _convolution, "sum_to_size": _sum_to_size,
+    "max_pool2d_with_indices": _fold_batch(4), "avg_pool2d": _fold_batch(4),
+    "_adaptive_avg_pool2d": _fold_batch(4), "adaptive_max_pool2d": _fold_batch(4),
+    "max_pool3d_with_indices": _fold_batch(5), "max_pool3d": _fold_batch(5),
+    "avg_pool3d": _fold_batch(5), "_adaptive_avg_pool3d": _fold_batch(5),
+    "adaptive_max_pool3d": _fold_batch(5), "copy_": _copy_, "tril": _identity, "triu": _identity,
 }
 
 
@@ -267,7 +299,7 @@ def rule_for(func):
         return pointwise
     if func.decomp is not None:
         return decomposition
-    if "reduction" in tags:
+    if "reduction" in tags and _dim_specs(func):
         return dim_shift
     return None
 
