@@ -95,17 +95,23 @@ def _conv_forward(x, w, stride, padding, dilation, groups):
     n = x.ndim - 2
     O, kernel = w.shape[0], w.shape[2:]
     Cg, Og = C // groups, O // groups
+    if Cg == 1:         # depthwise: a multiply-add per kernel offset, no column matrix
+        return _depthwise(x, w, stride, padding, dilation, groups, False, None)
     win = _windows(_pad(x, padding), kernel, dilation, stride)     # (N, C, *out, *k)
     osize = win.shape[2:2 + n]
     P, K = int(np.prod(osize)), int(np.prod(kernel))
     win = win.reshape((N, groups, Cg) + win.shape[2:])
     out_axes, k_axes = tuple(range(3, 3 + n)), tuple(range(3 + n, 3 + 2 * n))
-    if Cg == 1:         # depthwise: a multiply-add per kernel offset, no column matrix
-        wk = w.reshape((1, groups, Og, K) + (1,) * n)
-        out = np.zeros((N, groups, Og) + osize, np.result_type(x, w))
-        tmp = np.empty_like(out)
-        for i, off in enumerate(np.ndindex(*kernel)):
-            out += np.multiply(wk[:, :, :, i], win[(Ellipsis,) + off], out=tmp)
+    if K > P and N * Og <= 8:
+        # few images x outputs per group, big kernel, few positions: the weight gradient
+        # of a depthwise/grouped conv. One contraction per output position straight from
+        # the window view; the batched matmul would gather every window into a copy
+        ks = "xyz"[:n]
+        spec = f"ngc{ks},goc{ks}->ngo"
+        wk = w.reshape((groups, Og, Cg) + tuple(kernel))
+        out = np.empty((N, groups, Og) + osize, np.result_type(x, w))
+        for pos in np.ndindex(*osize):
+            out[(Ellipsis,) + pos] = np.einsum(spec, win[(slice(None),) * 3 + pos], wk)
         return out.reshape((N, O) + osize)
     wm = w.reshape(groups, Og, Cg * K)
     # the gather's innermost axis runs along the longer of (output positions, kernel),
@@ -123,28 +129,60 @@ def _conv_forward(x, w, stride, padding, dilation, groups):
 def _conv_transposed(x, w, stride, padding, dilation, output_padding, groups):
     """One batched matmul to columns (N, g, Og*K, P), then col2im into the output."""
     N, C = x.shape[:2]
-    n = x.ndim - 2
     isize, kernel = x.shape[2:], w.shape[2:]
     Cg, Og = C // groups, w.shape[1]
     P, K = int(np.prod(isize)), int(np.prod(kernel))
     osize = _transposed_size(isize, kernel, stride, padding, dilation, output_padding)
     padded = tuple(o + 2 * p for o, p in zip(osize, padding))
     if Cg == 1:         # depthwise: scatter a product per kernel offset, no column matrix
-        wk = w.reshape((1, groups, Og, K) + (1,) * n)
-        xs = x.reshape((N, groups, 1) + isize)
-        out = np.zeros((N, groups, Og) + padded, np.result_type(x, w))
-        tmp = np.empty((N, groups, Og) + isize, out.dtype)
-        for i, off in enumerate(np.ndindex(*kernel)):
-            region = tuple(slice(o * d, o * d + s * (b - 1) + 1, s)
-                           for o, d, s, b in zip(off, dilation, stride, isize))
-            out[(Ellipsis,) + region] += np.multiply(wk[:, :, :, i], xs, out=tmp)
-    else:
-        wm = w.reshape(groups, Cg, Og * K).transpose(0, 2, 1)
-        cols = np.matmul(wm, x.reshape(N, groups, Cg, P))            # (N, g, Og*K, P)
-        cols = cols.reshape((N, groups, Og) + kernel + isize)
-        out = _col2im(cols, 3, kernel, padded, dilation, stride)
+        return _depthwise(x, w, stride, padding, dilation, groups, True, osize)
+    wm = np.ascontiguousarray(w.reshape(groups, Cg, Og * K).transpose(0, 2, 1))
+    cols = np.matmul(wm, x.reshape(N, groups, Cg, P))                # (N, g, Og*K, P)
+    cols = cols.reshape((N, groups, Og) + kernel + isize)
+    out = _col2im(cols, 3, kernel, padded, dilation, stride)
     out = _crop(out, padding, osize)
     return np.ascontiguousarray(out).reshape((N, groups * Og) + osize)
+
+
+def _depthwise(x, w, stride, padding, dilation, groups, transposed, osize):
+    """Depthwise (one input channel per group) convolution or its transpose, channels
+    last: one multiply and one add per kernel offset over (N, *spatial, C) arrays whose
+    innermost run is a whole row of pixels' channels, not a few pixels of one channel."""
+    N = x.shape[0]
+    isize, kernel = x.shape[2:], w.shape[2:]
+    Og = w.shape[0] // groups if not transposed else w.shape[1]
+    dt = np.result_type(x, w)
+    wk = np.ascontiguousarray(np.moveaxis(w.reshape((groups, Og) + kernel), (0, 1), (-2, -1)))
+    lead = (slice(None),)
+    # a trailing (group, multiplier) pair of axes; with no multiplier just the group axis,
+    # so that NumPy's inner loop runs over all channels rather than over one
+    co = (groups, Og) if Og > 1 else (groups,)
+    wk = wk.reshape(kernel + co)
+
+    def region(off, size):
+        return tuple(slice(o * d, o * d + s * (b - 1) + 1, s)
+                     for o, d, s, b in zip(off, dilation, stride, size))
+    if transposed:
+        xl = np.ascontiguousarray(np.moveaxis(x, 1, -1))             # (N, *in, g)
+        xl = xl[..., None] if Og > 1 else xl
+        padded = tuple(o + 2 * p for o, p in zip(osize, padding))
+        out = np.zeros((N,) + padded + co, dt)
+        tmp = np.empty((N,) + isize + co, dt)
+        for off in np.ndindex(*kernel):
+            out[lead + region(off, isize)] += np.multiply(xl, wk[off], out=tmp)
+        out = out[lead + tuple(slice(p, p + o) for p, o in zip(padding, osize))]
+    else:
+        padded = tuple(i + 2 * p for i, p in zip(isize, padding))
+        xp = np.zeros((N,) + padded + (groups,), dt)
+        xp[lead + tuple(slice(p, p + i) for p, i in zip(padding, isize))] = np.moveaxis(x, 1, -1)
+        xp = xp[..., None] if Og > 1 else xp
+        osize = _forward_size(isize, kernel, stride, padding, dilation)
+        out = np.zeros((N,) + osize + co, dt)
+        tmp = np.empty_like(out)
+        for off in np.ndindex(*kernel):
+            out += np.multiply(xp[lead + region(off, osize)], wk[off], out=tmp)
+    out = out.reshape((N,) + tuple(osize) + (groups * Og,))
+    return np.ascontiguousarray(np.moveaxis(out, -1, 1))
 
 
 def _transposed_size(isize, kernel, stride, padding, dilation, output_padding):
