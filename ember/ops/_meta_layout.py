@@ -34,9 +34,24 @@ def view_probe(t):
     if extent * isz > _PROBE_LIMIT:
         raise NotImplementedError(f"fake: view of a meta tensor spanning {extent} elements "
                                   "is too large to probe")
-    buf = np.zeros(extent, t._data.dtype)
+    buf = _zeros(extent, t._data.dtype)
     arr = np.lib.stride_tricks.as_strided(buf[off:], shape, tuple(s * isz for s in strides))
     return arr, buf.__array_interface__["data"][0]
+
+
+_ZEROS = {}          # dtype -> a read-only zero buffer reused by small probes
+_ZEROS_MAX = 1 << 23     # elements: larger probes get a fresh (calloc, untouched) buffer
+
+
+def _zeros(n, dtype):
+    if n > _ZEROS_MAX:
+        return np.zeros(n, dtype)
+    buf = _ZEROS.get(dtype)
+    if buf is None or buf.size < n:
+        buf = np.zeros(max(n, 1 << 12), dtype)
+        buf.flags.writeable = False     # a probe is never written through
+        _ZEROS[dtype] = buf
+    return buf[:n]
 
 
 def probe_geometry(arr, base):
@@ -148,6 +163,8 @@ def output_strides(op, args, index, shape, tensors):
     how = op.meta_layout
     if how == "contiguous" or "random" in op.tags:
         return None
+    if how is None and "gather" not in op.tags and all(t._mstrides is None for t in tensors):
+        return None     # C-order inputs give C order (but NumPy's advanced indexing)
     if how is None:
         st = probe_strides(op, args, index, shape)
         if st is not _NO_PROBE:
