@@ -62,6 +62,20 @@ def trainer_step(net_rref, params, step, k):
     return loss.detach(), grads
 
 
+def n_contexts():
+    from ember.distributed.autograd import _context
+    return len(_context._contexts)
+
+
+def _contexts_released(rpc, ws):
+    """Every worker a context reached (nested calls included) drops it on exit."""
+    import time
+    deadline = time.monotonic() + 5
+    while [rpc.rpc_sync(k, n_contexts) for k in range(ws)] != [0] * ws:
+        assert time.monotonic() < deadline, [rpc.rpc_sync(k, n_contexts) for k in range(ws)]
+        time.sleep(0.02)
+
+
 def grads_on_owner(cid, params):
     import ember.distributed.autograd as dist_autograd
     g = dist_autograd.get_gradients(cid)
@@ -91,6 +105,7 @@ def parameter_server(rank, ws, port, outdir):
                 assert all(p.grad is None for p in net.parameters())   # context, not .grad
         for a, b in zip(net.parameters(), ref.parameters()):
             _close(a, b, "params")
+        _contexts_released(rpc, ws)
     rpc.shutdown()
     mark(outdir, rank)
 

@@ -207,8 +207,8 @@ def _fork_del_inline(agent, src, mid, meta):
 
 
 def _ctx_del_inline(agent, src, mid, meta):
-    from ..autograd import _context
-    _context.release(meta, notify=False)
+    from ..autograd import _context       # pass it on: nested RPCs reached other workers;
+    _context.release(meta, notify=True)   # a worker that already released it stops the wave
 
 
 def _decode_response(agent):
