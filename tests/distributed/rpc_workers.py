@@ -251,7 +251,10 @@ def refcount(rank, ws, port, outdir):
             time.sleep(0.05)
         else:
             raise AssertionError(f"owner memory {rpc.rpc_sync(1, memory)} != {base_mem}")
+    # graceful shutdown waits for work still running on other workers
+    late = rpc.rpc_async((rank + 1) % ws, slow_add, args=(rank, 1, 0.5))
     rpc.shutdown()
+    assert late.done() and late.value() == rank + 1
     mark(outdir, rank)
 
 
