@@ -56,6 +56,11 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     length = x.shape[-1]
     if not 0 < n_fft <= length:
         raise RuntimeError(f"stft: expected 0 < n_fft <= {length}, but got n_fft={n_fft}")
+    if window is None:
+        warnings.warn("A window was not provided. A rectangular window will be applied,which "
+                      "is known to cause spectral leakage. Other windows such as "
+                      "torch.hann_window or torch.hamming_window are recommended to reduce "
+                      "spectral leakage.", UserWarning)
     win = _window_for(window, n_fft, win_length, x, "stft")
     frames = x.unfold(-1, n_fft, hop_length) * win          # (B, n_frames, n_fft)
     complex_in = x.is_complex() or win.is_complex()
@@ -98,6 +103,10 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         raise RuntimeError(f"istft: expected the frequency dimension (3rd to the last) of "
                            f"the input tensor to match n_fft when onesided=False, but got "
                            f"{n_freq}")
+    if window is None:
+        warnings.warn("A window was not provided. A rectangular window will be applied.Please "
+                      "provide the same window used by stft to make the inversion lossless.",
+                      UserWarning)
     win = _window_for(window, n_fft, win_length, spec.real, "istft")
     if normalized:
         spec = spec * (n_fft ** 0.5)
@@ -129,5 +138,8 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
                            + " (the window does not satisfy the NOLA condition)")
     y = y / env
     if length is not None and y.shape[-1] < length:
+        warnings.warn("The length of signal is shorter than the length parameter. Result is "
+                      "being padded with zeros in the tail. Please check your center and "
+                      "hop_length settings.", UserWarning)
         y = F.pad(y, (0, int(length) - y.shape[-1]))
     return y if batched else y.squeeze(0)

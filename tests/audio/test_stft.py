@@ -1,4 +1,6 @@
 """ember.audio._stft (stft/istft with torch's signature) against torch.stft/istft."""
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -27,7 +29,12 @@ def test_stft_matches_torch(kw, batched):
     x = x.astype(np.float32)
     kw, tw, ew = _windows(kw)
     t = torch.stft(torch.from_numpy(x), window=tw, return_complex=True, **kw)
-    e = stft(ember.tensor(x), window=ew, return_complex=True, **kw)
+    with warnings.catch_warnings(record=True) as ews:
+        warnings.simplefilter("always")
+        e = stft(ember.tensor(x), window=ew, return_complex=True, **kw)
+    # torch warns (once per process) when no window is given
+    assert [str(w.message)[:26] for w in ews] == (["A window was not provided."]
+                                                   if ew is None else [])
     assert tuple(e.shape) == tuple(t.shape) and str(e.dtype) == str(t.dtype)
     np.testing.assert_allclose(e.numpy(), t.numpy(), atol=1e-4)
     with pytest.warns(UserWarning):
@@ -66,8 +73,13 @@ def test_istft_matches_torch(kw, length):
         with pytest.raises(RuntimeError, match="overlap add min"):
             istft(ember.tensor(spec.numpy()), window=ew, length=length, **kw)
         return
-    e = istft(ember.tensor(spec.numpy()), window=ew, length=length, **kw)
+    with warnings.catch_warnings(record=True) as ews:
+        warnings.simplefilter("always")
+        e = istft(ember.tensor(spec.numpy()), window=ew, length=length, **kw)
     assert tuple(e.shape) == tuple(t.shape)
+    padded = length is not None and not kw.get("center", True) and length > 64 + 16 * (
+        spec.shape[-1] - 1)
+    assert any("padded with zeros" in str(w.message) for w in ews) == padded
     np.testing.assert_allclose(e.numpy(), t.numpy(), atol=1e-5)
 
 
@@ -94,5 +106,5 @@ def test_stft_istft_gradients_match_torch():
     le = (se.abs() ** 2).sum() + istft(se * 0.5, 64, 16, window=we).pow(3).sum()
     lt.backward()
     le.backward()
-    np.testing.assert_allclose(float(le), float(lt), rtol=1e-10)
+    np.testing.assert_allclose(le.item(), lt.item(), rtol=1e-10)
     np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=1e-8, atol=1e-8)
