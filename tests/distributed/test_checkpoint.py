@@ -34,8 +34,15 @@ def saved4(tmp_path_factory):
 def test_save_4_ranks_layout(saved4):
     path, ckpt = saved4
     md = json.load(open(os.path.join(ckpt, ".metadata")))
-    files = sorted(f for f in os.listdir(ckpt) if f.endswith(".distcp"))
+    files = sorted(f for f in os.listdir(ckpt) if f.endswith(".safetensors"))
     assert len(files) == 4 and all(f.startswith(f"__{r}_") for r, f in enumerate(files))
+    # each data file is a plain safetensors file: its chunks are named fqn@offsets
+    from safetensors.numpy import load_file
+    chunks = {}
+    for f in files:
+        chunks.update(load_file(os.path.join(ckpt, f)))
+    np.testing.assert_array_equal(chunks["a@4,0"], global_arrays()["a"][4:6])
+    np.testing.assert_array_equal(chunks["c@0,9"], global_arrays()["c"][:, 9:])
     sdm = md["state_dict_metadata"]
     assert sdm["a"]["size"] == [7, 3] and [c["sizes"] for c in sdm["a"]["chunks"]] == \
         [[2, 3], [2, 3], [2, 3], [1, 3]]
@@ -80,7 +87,8 @@ def test_crash_mid_save_keeps_previous_checkpoint(tmp_path):
         np.testing.assert_array_equal(sd[k].numpy(), a)
     # the next good save removes the orphans
     run_world(dcp_save, 2, str(tmp_path), ckpt, timeout=120)
-    assert len([f for f in os.listdir(ckpt) if f.endswith(".distcp")]) == 2
+    assert len([f for f in os.listdir(ckpt) if f.endswith(".safetensors")]) == 2
+    assert not [f for f in os.listdir(ckpt) if f.endswith(".tmp")]
 
 
 def _model_and_opt(seed):

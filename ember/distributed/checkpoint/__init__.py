@@ -6,11 +6,16 @@ writes the metadata file last, atomically. `load` fills the given state_dict in 
 works with any world size: for each local target chunk it reads only the overlapping
 regions of the saved chunks.
 
-Data files are raw bytes, not safetensors: one `__<rank>_<save_id>.distcp` per rank,
-items back to back in C order, located by (offset, length) in the metadata. Why: a rank's
-shards of many tensors go in one file with one write and no per-file header, the reader
-can memory-map exactly one saved chunk and slice the overlap it needs, and nothing beyond
-NumPy is required. Non-tensor values (step counts, hyper-parameters) are pickled items.
+Data files are safetensors (DESIGN §8): one `__<rank>_<save_id>.safetensors` per rank
+holding all of that rank's chunks, each named `<fqn>@<offsets>` ("model.fc.weight@4,0").
+Why: a standard, code-free tensor format any safetensors tool can open, and `safe_open`'s
+`get_slice` memory-maps the file, so a resharding load reads only the overlapping region of
+a saved chunk (a quarter of the rows of a 256 MiB chunk: ~64 MiB touched, not 256). bool
+and bfloat16 are stored natively; complex (safetensors has no complex128) as a real view
+with a trailing dimension of 2, flagged `"complex": true` in the metadata. Non-tensor values
+(step counts, hyper-parameters) are pickled into a side file `__<rank>_<save_id>.pkl`,
+located by (offset, length). The `safetensors` package is imported on first use; without
+it FileSystemWriter/Reader raise ImportError naming `pip install 'ember[distributed]'`.
 
 The metadata file `<dir>/.metadata` is JSON::
 
@@ -23,8 +28,10 @@ The metadata file `<dir>/.metadata` is JSON::
                                        {"offsets": [4, 0], "sizes": [4, 4]}]},
         "optim.param_groups.0.lr": {"type": "bytes"}},
      "storage_data": [                      # where each saved item lies
-        {"fqn": "model.fc.weight", "chunk_offset": [0, 0],    # null for a bytes item
-         "relative_path": "__0_<save_id>.distcp", "offset": 0, "length": 64}],
+        {"fqn": "model.fc.weight", "chunk_offset": [0, 0],
+         "relative_path": "__0_<save_id>.safetensors", "key": "model.fc.weight@0,0"},
+        {"fqn": "optim.param_groups.0.lr", "chunk_offset": null,
+         "relative_path": "__0_<save_id>.pkl", "offset": 0, "length": 21}],
      "planner_data": {"model.fc.weight": ["model", "fc.weight"]}}   # key -> nested path
 """
 from . import state_dict  # noqa: F401

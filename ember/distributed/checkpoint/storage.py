@@ -9,7 +9,7 @@ __all__ = ["StorageWriter", "StorageReader", "WriteResult"]
 class WriteResult:
     index: object            # MetadataIndex
     size_in_bytes: int
-    storage_data: object     # where the item lies: {"relative_path", "offset", "length"}
+    storage_data: object     # where it lies: {"relative_path", "key"} or {.., "offset", "length"}
 
 
 class StorageWriter(abc.ABC):
