@@ -1,5 +1,5 @@
 """The depthwise (one input channel per group) kernels against PyTorch: channels-last
-multiply-adds forward and transposed, and the per-position contraction that computes
+multiply-adds forward and transposed (narrow images channels last, wide ones first), and the per-position contraction that computes
 their weight gradient — over 1/2/3-d, batches, channel multipliers, strides, dilations,
 paddings, float32 and float64 (with gradcheck), and int64."""
 import numpy as np
@@ -17,6 +17,9 @@ DEPTHWISE = [
     ((3, 4, 10, 9), (12, 1, 5, 5), dict(stride=2, padding=2)),
     ((2, 6, 9, 9), (6, 1, 3, 2), dict(stride=(2, 1), dilation=(1, 2), padding=(1, 0))),
     ((2, 3, 5, 6, 5), (6, 1, 3, 3, 2), dict(padding=1, stride=(1, 2, 1))),
+    ((2, 3, 23), (6, 1, 3), dict(stride=2, padding=1)),                 # wide: channels first
+    ((2, 3, 4, 19), (3, 1, 3, 3), dict(padding=(0, 2), dilation=(1, 2))),
+    ((1, 2, 3, 5, 18), (4, 1, 2, 3, 3), dict(stride=(1, 1, 2))),
 ]
 
 

@@ -145,44 +145,58 @@ def _conv_transposed(x, w, stride, padding, dilation, output_padding, groups):
 
 
 def _depthwise(x, w, stride, padding, dilation, groups, transposed, osize):
-    """Depthwise (one input channel per group) convolution or its transpose, channels
-    last: one multiply and one add per kernel offset over (N, *spatial, C) arrays whose
-    innermost run is a whole row of pixels' channels, not a few pixels of one channel."""
+    """Depthwise (one input channel per group) convolution or its transpose: one multiply
+    and one add per kernel offset. Narrow images run channels last, so that NumPy's inner
+    loop spans all channels rather than a few pixels of one; wide ones stay channels first
+    (their rows are long enough, and the two layout transposes would cost more)."""
     N = x.shape[0]
     isize, kernel = x.shape[2:], w.shape[2:]
     Og = w.shape[0] // groups if not transposed else w.shape[1]
     dt = np.result_type(x, w)
-    wk = np.ascontiguousarray(np.moveaxis(w.reshape((groups, Og) + kernel), (0, 1), (-2, -1)))
-    lead = (slice(None),)
-    # a trailing (group, multiplier) pair of axes; with no multiplier just the group axis,
-    # so that NumPy's inner loop runs over all channels rather than over one
+    if not transposed:
+        osize = _forward_size(isize, kernel, stride, padding, dilation)
+    last = isize[-1] <= 16
+    # channel axes: (group, multiplier), or the group alone when the multiplier is 1
     co = (groups, Og) if Og > 1 else (groups,)
-    wk = wk.reshape(kernel + co)
+    wk = w.reshape((groups, Og) + kernel)
+    if last:
+        wk = np.ascontiguousarray(np.moveaxis(wk, (0, 1), (-2, -1))).reshape(kernel + co)
+        xl = np.moveaxis(x, 1, -1)                                   # (N, *in, g)
+    else:
+        wk = np.moveaxis(wk, tuple(range(2, 2 + len(kernel))), tuple(range(len(kernel))))
+        wk = wk.reshape(kernel + co + (1,) * len(kernel))
+        xl = x
+    sp = (slice(None),) * (1 if last else 1 + len(co))              # axes before spatial
+    one = (lambda a: a[..., None]) if last else (lambda a: a[:, :, None])
 
     def region(off, size):
-        return tuple(slice(o * d, o * d + s * (b - 1) + 1, s)
-                     for o, d, s, b in zip(off, dilation, stride, size))
+        return sp + tuple(slice(o * d, o * d + s * (b - 1) + 1, s)
+                          for o, d, s, b in zip(off, dilation, stride, size))
+
+    def shape(spatial):
+        return (N,) + tuple(spatial) + co if last else (N,) + co + tuple(spatial)
     if transposed:
-        xl = np.ascontiguousarray(np.moveaxis(x, 1, -1))             # (N, *in, g)
-        xl = xl[..., None] if Og > 1 else xl
+        xl = np.ascontiguousarray(xl)
+        xl = one(xl) if Og > 1 else xl
         padded = tuple(o + 2 * p for o, p in zip(osize, padding))
-        out = np.zeros((N,) + padded + co, dt)
-        tmp = np.empty((N,) + isize + co, dt)
+        out = np.zeros(shape(padded), dt)
+        tmp = np.empty(shape(isize), dt)
         for off in np.ndindex(*kernel):
-            out[lead + region(off, isize)] += np.multiply(xl, wk[off], out=tmp)
-        out = out[lead + tuple(slice(p, p + o) for p, o in zip(padding, osize))]
+            out[region(off, isize)] += np.multiply(xl, wk[off], out=tmp)
+        out = out[sp + tuple(slice(p, p + o) for p, o in zip(padding, osize))]
     else:
         padded = tuple(i + 2 * p for i, p in zip(isize, padding))
-        xp = np.zeros((N,) + padded + (groups,), dt)
-        xp[lead + tuple(slice(p, p + i) for p, i in zip(padding, isize))] = np.moveaxis(x, 1, -1)
-        xp = xp[..., None] if Og > 1 else xp
-        osize = _forward_size(isize, kernel, stride, padding, dilation)
-        out = np.zeros((N,) + osize + co, dt)
+        xp = np.zeros((N,) + padded + (groups,) if last else (N, groups) + padded, dt)
+        xp[(slice(None),) * (1 if last else 2)
+           + tuple(slice(p, p + i) for p, i in zip(padding, isize))] = xl
+        xp = one(xp) if Og > 1 else xp
+        out = np.zeros(shape(osize), dt)
         tmp = np.empty_like(out)
         for off in np.ndindex(*kernel):
-            out += np.multiply(xp[lead + region(off, osize)], wk[off], out=tmp)
-    out = out.reshape((N,) + tuple(osize) + (groups * Og,))
-    return np.ascontiguousarray(np.moveaxis(out, -1, 1))
+            out += np.multiply(xp[region(off, osize)], wk[off], out=tmp)
+    if last:
+        out = np.moveaxis(out.reshape((N,) + tuple(osize) + (groups * Og,)), -1, 1)
+    return np.ascontiguousarray(out).reshape((N, groups * Og) + tuple(osize))
 
 
 def _transposed_size(isize, kernel, stride, padding, dilation, output_padding):
