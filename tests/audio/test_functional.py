@@ -201,3 +201,30 @@ def test_masks_shapes_and_statistics():
     assert int(rows.sum()) < 8
     with pytest.raises(ValueError):
         EF.mask_along_axis(spec, 8, 0.0, 1)
+
+
+@pytest.mark.parametrize("mode", ["full", "valid", "same"])
+def test_convolve_fftconvolve(ta, mode):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 3, 50)).astype(np.float32)
+    y = rng.standard_normal((1, 3, 11)).astype(np.float32)
+    for name in ("convolve", "fftconvolve"):
+        t = getattr(ta.functional, name)(torch.from_numpy(x), torch.from_numpy(y), mode)
+        e = getattr(EF, name)(ember.tensor(x), ember.tensor(y), mode)
+        assert tuple(e.shape) == tuple(t.shape)
+        _close(e, t, atol=1e-4)
+    with pytest.raises(ValueError, match="mode"):
+        EF.convolve(ember.tensor(x), ember.tensor(y), "middle")
+
+
+def test_add_noise_and_edit_distance(ta):
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((2, 400)).astype(np.float32)
+    n = rng.standard_normal((2, 400)).astype(np.float32)
+    snr, lengths = np.array([10.0, 3.0], np.float32), np.array([400, 250])
+    t = ta.functional.add_noise(torch.from_numpy(w), torch.from_numpy(n), torch.from_numpy(snr),
+                                torch.from_numpy(lengths))
+    e = EF.add_noise(ember.tensor(w), ember.tensor(n), ember.tensor(snr), ember.tensor(lengths))
+    _close(e, t, atol=1e-5)
+    for a, b in [("kitten", "sitting"), (["a", "b", "c"], ["a", "c"]), ("", "abc")]:
+        assert EF.edit_distance(a, b) == ta.functional.edit_distance(a, b)

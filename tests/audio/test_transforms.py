@@ -146,3 +146,13 @@ def test_mel_spectrogram_gradient_matches_torchaudio(ta):
     np.testing.assert_allclose(float(le), float(lt), rtol=1e-6)
     # float32 filter-bank buffers (rounded differently by 1 ulp) bound the agreement
     np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_inverse_mel_scale(ta):
+    x = _wave((2, 3000))
+    mel = ta.transforms.MelSpectrogram(sample_rate=16000, n_fft=256, n_mels=16)(
+        torch.from_numpy(x))
+    t = ta.transforms.InverseMelScale(n_stft=129, n_mels=16, sample_rate=16000)(mel)
+    e = ET.InverseMelScale(n_stft=129, n_mels=16, sample_rate=16000)(ember.tensor(mel.numpy()))
+    assert tuple(e.shape) == tuple(t.shape)
+    np.testing.assert_allclose(e.numpy(), t.numpy(), atol=1e-3, rtol=1e-3)

@@ -2,3 +2,4 @@
 from ._filtering import *
 from ._resample import *
 from ._spectral import *
+from ._misc import *

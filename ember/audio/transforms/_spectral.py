@@ -8,6 +8,7 @@ from ember import nn
 from .. import functional as F
 
 __all__ = ["Spectrogram", "InverseSpectrogram", "GriffinLim", "AmplitudeToDB", "MelScale",
+           "InverseMelScale",
            "MelSpectrogram", "MFCC", "LFCC", "SpectralCentroid", "ComputeDeltas", "TimeStretch"]
 
 
@@ -113,6 +114,34 @@ class MelScale(nn.Module):
 
     def forward(self, specgram):
         return ember.matmul(specgram.transpose(-1, -2), self.fb).transpose(-1, -2)
+
+
+class InverseMelScale(nn.Module):
+    """Mel spectrogram -> linear-frequency spectrogram by least squares (clamped >= 0)."""
+
+    def __init__(self, n_stft, n_mels=128, sample_rate=16000, f_min=0.0, f_max=None,
+                 norm=None, mel_scale="htk", driver="gels"):
+        super().__init__()
+        self.n_stft, self.n_mels, self.sample_rate = n_stft, n_mels, sample_rate
+        self.f_max = f_max or float(sample_rate // 2)
+        self.f_min, self.norm, self.mel_scale, self.driver = f_min, norm, mel_scale, driver
+        if f_min > self.f_max:
+            raise ValueError(f"Require f_min: {f_min} <= f_max: {self.f_max}")
+        if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+            raise ValueError(f'driver must be one of ["gels", "gelsy", "gelsd", "gelss"]. '
+                             f"Found {driver}.")
+        self.register_buffer("fb", F.melscale_fbanks(n_stft, f_min, self.f_max, n_mels,
+                                                     sample_rate, norm, mel_scale))
+
+    def forward(self, melspec):
+        shape = tuple(melspec.shape)
+        mel = melspec.reshape(-1, shape[-2], shape[-1])
+        if self.n_mels != shape[-2]:
+            raise ValueError(f"Expected an input with {self.n_mels} mel bins. Found: "
+                             f"{shape[-2]}")
+        fb_t = self.fb.transpose(-1, -2)[None].expand(mel.shape[0], -1, -1)
+        spec = ember.relu(ember.linalg.lstsq(fb_t, mel).solution)
+        return spec.reshape(shape[:-2] + (self.fb.shape[0], shape[-1]))
 
 
 class MelSpectrogram(nn.Module):
