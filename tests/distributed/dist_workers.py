@@ -158,6 +158,20 @@ def _collectives_body(dist, rank, ws, outdir, backend):
         assert dist.get_rank(sub) == (0 if rank == 0 else 1)
     else:
         assert sub is dist.GroupMember.NON_GROUP_MEMBER
+    # DDP on this backend: its gradient is the mean of the ranks' local gradients
+    lin = ember.nn.Linear(3, 2)
+    with ember.no_grad():
+        lin.weight.copy_(ember.arange(6.0).reshape(2, 3) / 10)
+        lin.bias.fill_(0.5)
+    plain = ember.nn.Linear(3, 2)
+    plain.load_state_dict(lin.state_dict())
+    ddp = ember.nn.parallel.DistributedDataParallel(lin)
+    xb = ember.arange(12.0).reshape(4, 3) * (rank + 1)
+    ddp(xb).pow(2).sum().backward()
+    plain(xb).pow(2).sum().backward()
+    want = plain.weight.grad.clone()
+    dist.all_reduce(want)
+    assert ember.allclose(lin.weight.grad, want / ws, rtol=1e-5)
     dist.barrier()
     if backend == "gloo":
         dist.monitored_barrier()
@@ -379,3 +393,7 @@ def reinit(rank, ws, port):
         assert t.tolist() == [float(sum(range(ws)) + ws * round_)] * 3
         dist.barrier()
         dist.destroy_process_group()
+        if rank != 0:
+            # as with PyTorch, a client that reconnects before the master has closed the
+            # old store joins the old one: give rank 0 time to leave
+            time.sleep(1.0)
