@@ -305,13 +305,34 @@ def test_ensemble_stack_module_state():
 # ------------------------------------------------------------------ fallback and errors
 
 def test_fallback_warns_and_is_correct():
-    xe, xt = pair(3, 4, seed=37)
-    ie = ember.tensor([[2, 0], [1, 1], [3, 0]])
-    it = torch.tensor([[2, 0], [1, 1], [3, 0]])
+    xe, xt = pair(3, 4, 4, seed=37)
     with pytest.warns(UserWarning, match="There is a performance drop because we have not yet "
-                      "implemented the batching rule for aten::gather"):
-        re = efunc.vmap(lambda a, i: ember.gather(a, 0, i))(xe, ie)
-    close(re, tfunc.vmap(lambda a, i: torch.gather(a, 0, i))(xt, it))
+                      "implemented the batching rule for aten::trace"):
+        re = efunc.vmap(lambda a: ember.trace(a) * a)(xe)
+    close(re, tfunc.vmap(lambda a: torch.trace(a) * a)(xt))
+
+
+def test_index_ops_batch_without_fallback():
+    xe, xt = pair(3, 4, 5, seed=41)
+    ie, it = ember.tensor([[[1], [0], [4], [2]]] * 3), torch.tensor([[[1], [0], [4], [2]]] * 3)
+    ke, kt = ember.tensor([2, 0, 1]), torch.tensor([2, 0, 1])
+    cases = [
+        (lambda L, a, i: L.gather(a, 1, i), (0, 0)),
+        (lambda L, a, i: L.gather(a, -1, i), (0, None)),
+        (lambda L, a, i: L.zeros(4, 5, dtype=a.dtype).scatter_add(1, i, a), (0, 0)),
+        (lambda L, a, i: a.index_select(0, i.reshape(-1)[:2]), (0, None)),
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for fn, ind in cases:
+            re = efunc.vmap(lambda a, i: fn(ember, a, i), in_dims=ind)(
+                xe, ie if ind[1] == 0 else ie[0])
+            rt = tfunc.vmap(lambda a, i: fn(torch, a, i), in_dims=ind)(
+                xt, it if ind[1] == 0 else it[0])
+            close(re, rt)
+        we, wt = pair(6, 3, seed=42)
+        close(efunc.vmap(lambda k: EF.embedding(k, we))(ke.reshape(3, 1)),
+              tfunc.vmap(lambda k: TF.embedding(k, wt))(kt.reshape(3, 1)))
 
 
 def test_randomness():

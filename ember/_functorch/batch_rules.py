@@ -254,6 +254,25 @@ def _fold_batch(rank):
     return rule
 
 
+def _aligned_dim(func, args, mode):
+    """gather/scatter family: every tensor argument gets the batch in front (unbatched ones
+    expanded), dims shift by one (normalized by the first tensor's logical rank)."""
+    lvl, b = mode.level, mode.batch_size
+    n = max(args[0].dim(), 1)
+    new = [_as_batched(a, lvl, b) if isinstance(a, Tensor) else a for a in args]
+    for i, is_list, _ in _dim_specs(func):
+        if i < len(new) and isinstance(new[i], int):
+            new[i] = _norm(new[i], n) + 1
+    return func(*new)
+
+
+def _embedding(func, args, mode):
+    """embedding(weight, indices): batched indices index the shared table natively."""
+    if _val(args[0], mode.level) is not None:
+        return loop(func, args, mode)
+    return func(args[0], _val(args[1], mode.level), *args[2:])
+
+
 def _copy_(func, args, mode):
     lvl = mode.level
     s, src = args[0], args[1]
@@ -276,6 +295,10 @@ _SPECIFIC = {
     "diagonal": dim_shift, "unbind": dim_shift, "split_with_sizes": dim_shift,
     "cat": _cat_like(0), "stack": _cat_like(1), "matmul": _matmul,
     "convolution": _convolution, "sum_to_size": _sum_to_size,
+    "gather": _aligned_dim, "scatter": _aligned_dim, "scatter_add": _aligned_dim,
+    "scatter_reduce": _aligned_dim, "slice_scatter": _aligned_dim,
+    "select_scatter": _aligned_dim, "diagonal_scatter": _aligned_dim,
+    "index_select": dim_shift, "embedding": _embedding,
     "max_pool2d_with_indices": _fold_batch(4), "avg_pool2d": _fold_batch(4),
     "_adaptive_avg_pool2d": _fold_batch(4), "adaptive_max_pool2d": _fold_batch(4),
     "max_pool3d_with_indices": _fold_batch(5), "max_pool3d": _fold_batch(5),
