@@ -347,6 +347,15 @@ def test_randomness():
     np.testing.assert_array_equal(r[0].numpy(), r[2].numpy())
     with pytest.raises(RuntimeError, match="randomness"):
         efunc.vmap(lambda a: a, randomness="sometimes")(xe)
+    # random ops on batched inputs: 'same' replays one draw per sample, 'different' does not
+    p = ember.full((4, 64), 0.5)
+    same = efunc.vmap(ember.bernoulli, randomness="same")(p)
+    assert all(np.array_equal(same[0].numpy(), same[i].numpy()) for i in range(4))
+    diff = efunc.vmap(ember.bernoulli, randomness="different")(p)
+    assert not np.array_equal(diff[0].numpy(), diff[1].numpy())
+    drop = efunc.vmap(lambda a: EF.dropout(a, 0.5), randomness="same")(ember.ones(3, 64))
+    np.testing.assert_array_equal(drop[0].numpy(), drop[2].numpy())
+    assert set(np.unique(drop.numpy())) <= {0.0, 2.0}
 
 
 @pytest.mark.parametrize("case", ["in_dim_range", "structure", "type", "non_tensor",

@@ -29,8 +29,9 @@ def _ndim(a, lvl):
     return a.dim()
 
 
-def loop(func, args, mode):
-    """The fallback: run the op per batch element and stack (correct for any op)."""
+def loop(func, args, mode, before=None):
+    """The fallback: run the op per batch element and stack (correct for any op).
+    `before(i)` runs ahead of each element (randomness='same' replays the generator)."""
     lvl, n = mode.level, mode.batch_size
     results = []
     for i in range(n):
@@ -40,6 +41,8 @@ def loop(func, args, mode):
             if isinstance(a, (list, tuple)):
                 return type(a)(pick(x) for x in a)
             return a
+        if before is not None:
+            before(i)
         results.append(func(*[pick(a) for a in args]))
     from .. import stack
     first = results[0]

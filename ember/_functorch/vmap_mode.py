@@ -75,11 +75,16 @@ class VmapMode:
         if self.randomness == "error":
             raise RuntimeError(_RANDOM_ERROR)
         if self.randomness == "same":
-            if batched:
-                raise NotImplementedError(
-                    f"vmap: randomness='same' for {_opname(func)} with a batched input is not "
-                    "supported by ember; use randomness='different' or draw outside vmap")
-            return func(*args)
+            if not batched:
+                return func(*args)
+            # the same random bits for every sample: replay the generator per sample
+            from ..random import get_rng_state, set_rng_state
+            state = get_rng_state()
+
+            def restore(i):
+                set_rng_state(state)
+            phys = batch_rules.loop(func, args, self, before=restore)
+            return _wrap_out(phys, self.level)
         phys = batch_rules.loop(func, args, self)     # 'different': one draw per sample
         return _wrap_out(phys, self.level)
 
