@@ -143,19 +143,25 @@ def _bn_vjp(ctx, g):
         z = gc.sum(axes)
         return (gc if nx else None, z if nw else None, z if nb else None) + (None,) * 5
     mean, invstd = _bn_stats(xc, rm, rv, training, axes, shape, eps)
-    xhat = (xc - mean) * invstd
+    # per-channel factors are folded into (1, C, 1...) tensors before they meet the big
+    # ones: the weight's share of mean(gs) and mean(gs * xhat) is its channel's sum(g)
+    # and sum(g * (x - mean)), computed once for grad_weight/grad_bias and grad_input
+    xmu = xc - mean
+    batch = training and nx                 # grad_input through the batch statistics
+    gsum = gc.sum(axes, keepdim=True) if nb or batch else None
+    gdot = (gc * xmu).sum(axes, keepdim=True) if nw or batch else None
     gx = gw = gb = None
     if nw:
-        gw = (gc * xhat).sum(axes)
+        gw = (gdot * invstd).reshape(-1)
     if nb:
-        gb = gc.sum(axes)
+        gb = gsum.reshape(-1)
     if nx:
-        gs = gc if w is None else gc * w.view(shape).to(comp)
-        if training:
-            gx = invstd * (gs - gs.mean(axes, keepdim=True)
-                           - xhat * (gs * xhat).mean(axes, keepdim=True))
+        scale = invstd if w is None else invstd * w.view(shape).to(comp)
+        if batch:
+            m = x.numel() // x.shape[1]
+            gx = (gc - xmu * (invstd * invstd * gdot / m) - gsum / m) * scale
         else:
-            gx = gs * invstd
+            gx = gc * scale
     return gx, gw, gb, None, None, None, None, None
 
 
