@@ -49,7 +49,9 @@ EXACT = [(["gain", "-3"], 1e-6), (["gain", "-n"], 1e-6), (["gain", "-n", "-6"], 
          (["tempo", "1.3"], 1e-6), (["tempo", "0.7"], 1e-6), (["tempo", "-s", "1.1"], 1e-6),
          (["tempo", "-m", "1.5"], 1e-6), (["tempo", "-l", "0.9"], 1e-6),
          (["tempo", "-q", "1.3"], 1e-6), (["tempo", "1.2", "50", "10", "8"], 1e-6),
-         (["gain", "20"], 1e-6)]
+         (["gain", "20"], 1e-6), (["vol", "3", "amplitude", "0.05"], 1e-6),
+         (["vol", "6dB", "0.1"], 1e-6), (["vol", "-2", "amplitude", "0.05"], 1e-6),
+         (["vol", "4", "power", "0.02"], 1e-6), (["vol", "8", "amplitude", "0.05"], 1e-6)]
 
 
 @pytest.mark.skipif(shutil.which("sox") is None, reason="the sox binary is not installed")
@@ -120,6 +122,8 @@ def test_errors_and_names(tmp_path):
         apply_effects_tensor(e, SR, [["nosuch"]])
     with pytest.raises(NotImplementedError, match="chorus"):
         apply_effects_tensor(e, SR, [["chorus", "0.7", "0.9", "55", "0.4", "0.25", "2", "-t"]])
+    with pytest.raises(RuntimeError, match="limiter"):
+        apply_effects_tensor(e, SR, [["vol", "0.5", "amplitude", "0.05"]])
     with pytest.raises(NotImplementedError, match="-l"):
         apply_effects_tensor(e, SR, [["gain", "-l", "6"]])
     with pytest.raises(RuntimeError, match="not a number"):

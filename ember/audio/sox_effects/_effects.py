@@ -78,26 +78,34 @@ def _is_number(s):
 
 
 def _vol(x, rate, args):
-    if not args:
-        raise RuntimeError("Invalid effect option: vol needs a gain")
-    g = args[0]
-    kind = args[1].lower() if len(args) > 1 else ("db" if g.lower().endswith("db")
-                                                   else "amplitude")
-    if len(args) > 2:
-        raise NotImplementedError("ember.audio sox_effects: vol's limiter gain is not "
-                                  "implemented")
+    """vol GAIN [TYPE [LIMITERGAIN]]: amplitude (default), power or dB gain; the optional
+    limiter (sox's, gain > 1 only) bends samples above (1 - l) / (|g| - l) towards +-1."""
+    if not args or len(args) > 3:
+        raise RuntimeError("Invalid effect option: vol: usage: GAIN [TYPE [LIMITERGAIN]]")
+    g, rest = args[0], list(args[1:])
+    kind = "db" if g.lower().endswith("db") else "amplitude"
+    if rest and rest[0].lower() in ("amplitude", "power", "db"):
+        kind = rest.pop(0).lower()
+    if len(rest) > 1:
+        raise RuntimeError("Invalid effect option: vol: usage: GAIN [TYPE [LIMITERGAIN]]")
     value = _number(g, "vol", unit="dB")
     if kind == "db":
-        factor = 10 ** (value / 20)
+        gain = 10 ** (value / 20)
     elif kind == "power":
         if value < 0:
             raise RuntimeError("Invalid effect option: vol: power gain must be positive")
-        factor = math.sqrt(value)
-    elif kind == "amplitude":
-        factor = value
+        gain = math.sqrt(value)
     else:
-        raise RuntimeError(f"Invalid effect option: vol: unknown gain type '{kind}'")
-    return x * factor, rate
+        gain = value
+    if not rest:
+        return x * gain, rate
+    limiter = _number(rest[0], "vol")
+    if not 0 < limiter < 1 or abs(gain) <= 1:
+        raise RuntimeError("Invalid effect option: vol: the limiter gain must be in (0, 1) and "
+                           "the gain above 1")
+    thr = (1.0 - limiter) / (abs(gain) - limiter)
+    y = np.where(x > thr, 1 - limiter * (1 - x), gain * x)      # not sign-flipped, as sox
+    return np.where(x < -thr, -(1 - limiter * (1 + x)), y), rate
 
 
 def _speed(x, rate, args):
