@@ -207,6 +207,11 @@ def _b(L):
         "tril": (lambda a: a.tril(), [(2, 3, 3)], 0, 0),
         "flip": (lambda a: a.flip(-1), [(2, 3, 3)], 1, 0),
         "clamp": (lambda a: a.clamp(-0.5, 0.5) ** 2, [(2, 3)], 0, 0),
+        "sort_topk": (lambda a: a.sort(-1)[0] + a.topk(3, 1)[0].sum(), [(2, 3, 4)], 0, 0),
+        "pad_repeat": (lambda a: TFL(L).pad(a, (1, 2)).repeat(2, 1, 1), [(2, 3, 4)], 1, 0),
+        "contiguous": (lambda a: a.t().contiguous().cumsum(0), [(2, 3, 4)], 0, 0),
+        "einsum_norm": (lambda a, b: L.einsum("ij,kj->ik", a, b) + a.norm(dim=-1, keepdim=True),
+                        [(2, 3, 4), (5, 4)], (0, None), 0),
     }
 
 

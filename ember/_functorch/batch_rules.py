@@ -276,6 +276,16 @@ def _embedding(func, args, mode):
     return func(args[0], _val(args[1], mode.level), *args[2:])
 
 
+def _repeat(func, args, mode):
+    """repeat(self, repeats): leading new dims go after the batch dim, which repeats once."""
+    x, reps = args[0], tuple(args[1])
+    v = _val(x, mode.level)
+    k = len(reps) - x.dim()
+    if k > 0:
+        v = v.reshape((v.shape[0],) + (1,) * k + tuple(x.shape))
+    return func(v, (1,) + reps)
+
+
 def _copy_(func, args, mode):
     lvl = mode.level
     s, src = args[0], args[1]
@@ -301,7 +311,8 @@ _SPECIFIC = {
     "gather": _aligned_dim, "scatter": _aligned_dim, "scatter_add": _aligned_dim,
     "scatter_reduce": _aligned_dim, "slice_scatter": _aligned_dim,
     "select_scatter": _aligned_dim, "diagonal_scatter": _aligned_dim,
-    "index_select": dim_shift, "embedding": _embedding,
+    "index_select": dim_shift, "embedding": _embedding, "sort": dim_shift,
+    "contiguous": _identity, "constant_pad_nd": _identity, "repeat": _repeat,
     "max_pool2d_with_indices": _fold_batch(4), "avg_pool2d": _fold_batch(4),
     "_adaptive_avg_pool2d": _fold_batch(4), "adaptive_max_pool2d": _fold_batch(4),
     "max_pool3d_with_indices": _fold_batch(5), "max_pool3d": _fold_batch(5),
