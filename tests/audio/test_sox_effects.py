@@ -51,7 +51,13 @@ EXACT = [(["gain", "-3"], 1e-6), (["gain", "-n"], 1e-6), (["gain", "-n", "-6"], 
          (["tempo", "-q", "1.3"], 1e-6), (["tempo", "1.2", "50", "10", "8"], 1e-6),
          (["gain", "20"], 1e-6), (["vol", "3", "amplitude", "0.05"], 1e-6),
          (["vol", "6dB", "0.1"], 1e-6), (["vol", "-2", "amplitude", "0.05"], 1e-6),
-         (["vol", "4", "power", "0.02"], 1e-6), (["vol", "8", "amplitude", "0.05"], 1e-6)]
+         (["vol", "4", "power", "0.02"], 1e-6), (["vol", "8", "amplitude", "0.05"], 1e-6),
+         (["bandpass", "1000", "2q"], 1e-5), (["bandpass", "-c", "1k", "200h"], 1e-5),
+         (["bandreject", "500", "1o"], 1e-5), (["allpass", "700", "0.5q"], 1e-5),
+         (["equalizer", "1000", "1.5q", "6"], 1e-5), (["equalizer", "300", "1o", "-4"], 1e-5),
+         (["bass", "5"], 1e-5), (["bass", "-3", "200", "0.7s"], 1e-5), (["treble", "4"], 1e-5),
+         (["treble", "-6", "2000", "1q"], 1e-5), (["reverse"], 1e-6),
+         (["pad", "0.1", "200s"], 1e-6), (["norm"], 1e-6), (["norm", "-3"], 1e-6)]
 
 
 @pytest.mark.skipif(shutil.which("sox") is None, reason="the sox binary is not installed")

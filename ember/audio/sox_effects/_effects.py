@@ -246,10 +246,12 @@ def _channels(x, rate, args):
     return np.stack([x[j::out].mean(axis=0) for j in range(out)]), rate
 
 
-def _width_alpha(w0, freq, width, what):
+def _width_alpha(w0, freq, width, what, A=1.0, default_kind="q"):
     w = str(width)
-    kind = w[-1].lower() if w[-1].isalpha() else "q"
+    kind = w[-1].lower() if w[-1].isalpha() else default_kind
     value = _number(w[:-1] if w[-1].isalpha() else w, what)
+    if kind == "s":
+        return math.sin(w0) / 2 * math.sqrt((A + 1 / A) * (1 / value - 1) + 2)
     if kind == "q":
         return math.sin(w0) / (2 * value)
     if kind == "o":
@@ -282,18 +284,76 @@ def _pass_filter(x, rate, args, high):
     return scipy.signal.lfilter(b, a, x, axis=-1), rate
 
 
+def _freq(s, what):
+    return _number(s[:-1], what) * 1000 if s.lower().endswith("k") else _number(s, what)
+
+
+def _biquad_effect(x, rate, args, kind):
+    """sox's two-pole filters (biquads.c, Audio-EQ-Cookbook): bandpass [-c], bandreject,
+    allpass, equalizer, bass, treble."""
+    csg = kind == "bandpass" and args and args[0] == "-c"
+    args = args[1:] if csg else args
+    if kind in ("bass", "treble"):
+        if not args:
+            raise RuntimeError(f"Invalid effect option: {kind} needs a gain")
+        gain = _number(args[0], kind)
+        freq = _freq(args[1], kind) if len(args) > 1 else (100.0 if kind == "bass" else 3000.0)
+        width = args[2] if len(args) > 2 else "0.5s"
+    else:
+        need = 3 if kind == "equalizer" else 2
+        if len(args) < need:
+            raise RuntimeError(f"Invalid effect option: {kind} needs frequency and width"
+                               + (" and gain" if need == 3 else ""))
+        freq, width = _freq(args[0], kind), args[1]
+        gain = _number(args[2], kind) if kind == "equalizer" else 0.0
+    w0 = 2 * math.pi * freq / rate
+    A = math.exp(gain / 40 * math.log(10))
+    alpha = _width_alpha(w0, freq, width, kind, A, "s" if kind in ("bass", "treble") else "q")
+    c = math.cos(w0)
+    if kind == "bandpass":
+        t = math.sin(w0) / 2 if csg else alpha
+        b, a = [t, 0.0, -t], [1 + alpha, -2 * c, 1 - alpha]
+    elif kind == "bandreject":
+        b, a = [1.0, -2 * c, 1.0], [1 + alpha, -2 * c, 1 - alpha]
+    elif kind == "allpass":
+        b, a = [1 - alpha, -2 * c, 1 + alpha], [1 + alpha, -2 * c, 1 - alpha]
+    elif kind == "equalizer":
+        b, a = [1 + alpha * A, -2 * c, 1 - alpha * A], [1 + alpha / A, -2 * c, 1 - alpha / A]
+    else:
+        sg = 1 if kind == "bass" else -1
+        t = 2 * math.sqrt(A) * alpha
+        b = [A * ((A + 1) - sg * (A - 1) * c + t), sg * 2 * A * ((A - 1) - sg * (A + 1) * c),
+             A * ((A + 1) - sg * (A - 1) * c - t)]
+        a = [(A + 1) + sg * (A - 1) * c + t, -sg * 2 * ((A - 1) + sg * (A + 1) * c),
+             (A + 1) + sg * (A - 1) * c - t]
+    return scipy.signal.lfilter(b, a, x, axis=-1), rate
+
+
+def _pad(x, rate, args):
+    """pad [start [end]]: silence before and after (the @position form is not supported)."""
+    if any("@" in a for a in args):
+        raise NotImplementedError("ember.audio sox_effects: pad at a position (len@pos) is "
+                                  "not implemented")
+    before = _time(args[0], rate, "pad") if args else 0
+    after = _time(args[1], rate, "pad") if len(args) > 1 else 0
+    return np.pad(x, ((0, 0), (before, after))), rate
+
+
 _EFFECTS = {"gain": _gain, "vol": _vol, "speed": _speed, "rate": _rate, "tempo": _tempo,
             "pitch": _pitch, "reverb": _reverb, "fade": _fade, "trim": _trim,
             "channels": _channels,
             "lowpass": lambda x, r, a: _pass_filter(x, r, a, False),
-            "highpass": lambda x, r, a: _pass_filter(x, r, a, True)}
+            "highpass": lambda x, r, a: _pass_filter(x, r, a, True),
+            "reverse": lambda x, r, a: (x[:, ::-1].copy(), r), "pad": _pad,
+            "norm": lambda x, r, a: _gain(x, r, ["-n"] + list(a))}
+for _name in ("bandpass", "bandreject", "allpass", "equalizer", "bass", "treble"):
+    _EFFECTS[_name] = (lambda kind: lambda x, r, a: _biquad_effect(x, r, a, kind))(_name)
 # effects sox has that ember does not compute (so programs get a clear error)
-_SOX_ONLY = {"allpass", "band", "bandpass", "bandreject", "bass", "bend", "biquad", "chorus",
-             "compand", "contrast", "dcshift", "deemph", "delay", "dither", "divide",
-             "downsample", "earwax", "echo", "echos", "equalizer", "fir", "flanger", "hilbert",
-             "loudness", "mcompand", "norm", "oops", "overdrive", "pad", "phaser", "remix",
-             "repeat", "reverse", "riaa", "silence", "sinc", "stat", "stats", "swap",
-             "synth", "treble", "tremolo", "upsample", "vad"}
+_SOX_ONLY = {"band", "bend", "biquad", "chorus", "compand", "contrast", "dcshift", "deemph",
+             "delay", "dither", "divide", "downsample", "earwax", "echo", "echos", "fir",
+             "flanger", "hilbert", "loudness", "mcompand", "oops", "overdrive", "phaser",
+             "remix", "repeat", "riaa", "silence", "sinc", "stat", "stats", "swap", "synth",
+             "tremolo", "upsample", "vad"}
 
 
 def effect_names():
