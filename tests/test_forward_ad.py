@@ -166,3 +166,22 @@ def test_jvp_of_module_via_functional_call():
     _, te = efunc.jvp(lambda p: efunc.functional_call(me, p, (xe,)), (pe,), (ve,))
     _, tt = tfunc.jvp(lambda p: tfunc.functional_call(mt, p, (xt,)), (pt,), (vt,))
     close(te, tt)
+
+
+def test_forward_and_vmap_compose():
+    """grad(vmap), vmap(jvp), jvp(vmap), vmap(jacfwd), vmap(hessian) against torch.func."""
+    rng = np.random.default_rng(9)
+    W, X, T = rng.standard_normal((4, 3)), rng.standard_normal((5, 3)), rng.standard_normal((5, 3))
+
+    def run(L):
+        w, x, t = L.tensor(W), L.tensor(X), L.tensor(T)
+        fn = L.func
+
+        def f(w, x):
+            return (w @ x).tanh()
+        return (fn.grad(lambda w: fn.vmap(f, in_dims=(None, 0))(w, x).sum())(w),
+                fn.vmap(lambda x, t: fn.jvp(lambda x: f(w, x), (x,), (t,))[1])(x, t),
+                fn.jvp(lambda x: fn.vmap(lambda x: f(w, x))(x), (x,), (t,))[1],
+                fn.vmap(fn.jacfwd(lambda x: f(w, x)))(x),
+                fn.vmap(fn.hessian(lambda x: f(w, x).sum()))(x))
+    close(run(ember), run(torch), atol=1e-10)
