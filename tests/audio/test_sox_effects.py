@@ -57,7 +57,10 @@ EXACT = [(["gain", "-3"], 1e-6), (["gain", "-n"], 1e-6), (["gain", "-n", "-6"], 
          (["equalizer", "1000", "1.5q", "6"], 1e-5), (["equalizer", "300", "1o", "-4"], 1e-5),
          (["bass", "5"], 1e-5), (["bass", "-3", "200", "0.7s"], 1e-5), (["treble", "4"], 1e-5),
          (["treble", "-6", "2000", "1q"], 1e-5), (["reverse"], 1e-6),
-         (["pad", "0.1", "200s"], 1e-6), (["norm"], 1e-6), (["norm", "-3"], 1e-6)]
+         (["pad", "0.1", "200s"], 1e-6), (["norm"], 1e-6), (["norm", "-3"], 1e-6),
+         (["remix", "1,2"], 1e-6), (["remix", "-"], 1e-6), (["remix", "-m", "1,2"], 1e-6),
+         (["remix", "1v0.5,2"], 1e-6), (["remix", "2", "0", "1-2"], 1e-6),
+         (["remix", "-p", "1,2"], 1e-6), (["remix", "2v-2", "1,2v0.3"], 1e-6)]
 
 
 @pytest.mark.skipif(shutil.which("sox") is None, reason="the sox binary is not installed")

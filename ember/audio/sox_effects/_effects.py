@@ -339,12 +339,52 @@ def _pad(x, rate, args):
     return np.pad(x, ((0, 0), (before, after))), rate
 
 
+def _remix(x, rate, args):
+    """remix [-a|-m|-p] OUT_SPEC...: each out spec mixes input channels ('1,3', '2-3',
+    '-', '1v0.5', '0' for silence); automatic mode (-a, default) divides by the number of
+    inputs (-p: its square root) unless a volume is given in that spec."""
+    mode = "a"
+    while args and args[0] in ("-a", "-m", "-p"):
+        mode, args = args[0][1], args[1:]
+    if not args:
+        raise RuntimeError("Invalid effect option: remix needs at least one output spec")
+    c = x.shape[0]
+    outs = []
+    for spec in args:
+        pairs, volume_given = [], False
+        for item in (spec.split(",") if spec != "-" else ["1-"]):
+            chan, _, vol = item.partition("v")
+            volume_given |= bool(vol)
+            mult = _number(vol, "remix") if vol else 1.0
+            if chan == "0":
+                continue
+            if "-" in chan:
+                lo, _, hi = chan.partition("-")
+                channels = range(int(lo or 1), int(hi or c) + 1)
+            else:
+                channels = [int(chan)]
+            for ch in channels:
+                if not 1 <= ch <= c:
+                    raise RuntimeError(f"Invalid effect option: remix: input channel {ch} "
+                                       f"does not exist ({c} channels)")
+                pairs.append((ch - 1, mult))
+        out = np.zeros(x.shape[-1])
+        n = len(pairs)
+        scale = 1.0
+        if n and not volume_given and mode != "m":
+            scale = 1 / n if mode == "a" else 1 / math.sqrt(n)
+        for ch, mult in pairs:
+            out = out + x[ch] * mult * scale
+        outs.append(out)
+    return np.stack(outs), rate
+
+
 _EFFECTS = {"gain": _gain, "vol": _vol, "speed": _speed, "rate": _rate, "tempo": _tempo,
             "pitch": _pitch, "reverb": _reverb, "fade": _fade, "trim": _trim,
             "channels": _channels,
             "lowpass": lambda x, r, a: _pass_filter(x, r, a, False),
             "highpass": lambda x, r, a: _pass_filter(x, r, a, True),
-            "reverse": lambda x, r, a: (x[:, ::-1].copy(), r), "pad": _pad,
+            "reverse": lambda x, r, a: (x[:, ::-1].copy(), r), "pad": _pad, "remix": _remix,
             "norm": lambda x, r, a: _gain(x, r, ["-n"] + list(a))}
 for _name in ("bandpass", "bandreject", "allpass", "equalizer", "bass", "treble"):
     _EFFECTS[_name] = (lambda kind: lambda x, r, a: _biquad_effect(x, r, a, kind))(_name)
@@ -352,7 +392,7 @@ for _name in ("bandpass", "bandreject", "allpass", "equalizer", "bass", "treble"
 _SOX_ONLY = {"band", "bend", "biquad", "chorus", "compand", "contrast", "dcshift", "deemph",
              "delay", "dither", "divide", "downsample", "earwax", "echo", "echos", "fir",
              "flanger", "hilbert", "loudness", "mcompand", "oops", "overdrive", "phaser",
-             "remix", "repeat", "riaa", "silence", "sinc", "stat", "stats", "swap", "synth",
+             "repeat", "riaa", "silence", "sinc", "stat", "stats", "swap", "synth",
              "tremolo", "upsample", "vad"}
 
 
