@@ -44,18 +44,23 @@ def _shifted(x, dim):
 
 def _softmax_kernel(a, dim, dtype):
     x, out = _softmax_input(a, dtype, "softmax", dim)
+    if x.size == 0:
+        return np.empty(a.shape, out)
     with np.errstate(all="ignore"):
-        e = np.exp(_shifted(x, dim))
-        r = e / np.sum(e, axis=dim, keepdims=True)
-    return r.reshape(a.shape).astype(out, copy=False)
+        e = _shifted(x, dim)                             # a fresh array: updated in place
+        np.exp(e, out=e)
+        e /= np.sum(e, axis=dim, keepdims=True)
+    return e.reshape(a.shape).astype(out, copy=False)
 
 
 def _log_softmax_kernel(a, dim, dtype):
     x, out = _softmax_input(a, dtype, "log_softmax", dim)
+    if x.size == 0:
+        return np.empty(a.shape, out)
     with np.errstate(all="ignore"):
-        s = _shifted(x, dim)
-        r = s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
-    return r.reshape(a.shape).astype(out, copy=False)
+        s = _shifted(x, dim)                             # a fresh array: updated in place
+        s -= np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
+    return s.reshape(a.shape).astype(out, copy=False)
 
 
 def _softmax_vjp(ctx, g):
@@ -74,7 +79,9 @@ def _log_softmax_vjp(ctx, g):
 def _softmax_backward_kernel(g, y, dim):
     comp = np.float32 if g.dtype.itemsize == 2 else g.dtype
     gc, yc = g.astype(comp, copy=False), y.astype(comp, copy=False)
-    return (yc * (gc - np.sum(gc * yc, axis=dim, keepdims=True))).astype(g.dtype, copy=False)
+    t = np.asarray(gc * yc)                              # 0-d: an array, not a scalar
+    t = np.subtract(gc, np.sum(t, axis=dim, keepdims=True), out=t)
+    return np.multiply(yc, t, out=t).astype(g.dtype, copy=False)
 
 
 def _softmax_backward_decomp(g, y, dim):
@@ -92,7 +99,9 @@ def _softmax_backward_vjp(ctx, gg):
 def _log_softmax_backward_kernel(g, out, dim):
     comp = np.float32 if g.dtype.itemsize == 2 else g.dtype
     gc, oc = g.astype(comp, copy=False), out.astype(comp, copy=False)
-    return (gc - np.exp(oc) * np.sum(gc, axis=dim, keepdims=True)).astype(g.dtype, copy=False)
+    e = np.asarray(np.exp(oc))                           # 0-d: an array, not a scalar
+    e *= np.sum(gc, axis=dim, keepdims=True)
+    return np.subtract(gc, e, out=e).astype(g.dtype, copy=False)
 
 
 def _log_softmax_backward_decomp(g, out, dim):
