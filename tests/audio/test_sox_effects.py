@@ -60,7 +60,10 @@ EXACT = [(["gain", "-3"], 1e-6), (["gain", "-n"], 1e-6), (["gain", "-n", "-6"], 
          (["pad", "0.1", "200s"], 1e-6), (["norm"], 1e-6), (["norm", "-3"], 1e-6),
          (["remix", "1,2"], 1e-6), (["remix", "-"], 1e-6), (["remix", "-m", "1,2"], 1e-6),
          (["remix", "1v0.5,2"], 1e-6), (["remix", "2", "0", "1-2"], 1e-6),
-         (["remix", "-p", "1,2"], 1e-6), (["remix", "2v-2", "1,2v0.3"], 1e-6)]
+         (["remix", "-p", "1,2"], 1e-6), (["remix", "2v-2", "1,2v0.3"], 1e-6),
+         (["echo", "0.8", "0.9", "100", "0.3"], 1e-6),
+         (["echo", "0.8", "0.7", "60", "0.4", "17", "0.25"], 1e-6), (["contrast"], 1e-6),
+         (["contrast", "30"], 1e-6)]
 
 
 @pytest.mark.skipif(shutil.which("sox") is None, reason="the sox binary is not installed")

@@ -379,18 +379,43 @@ def _remix(x, rate, args):
     return np.stack(outs), rate
 
 
+def _echo(x, rate, args):
+    """echo gain-in gain-out <delay-ms decay>...: y = gain_out * (gain_in * x + sum decay_j
+    * x[n - delay_j]); the output runs on for the longest delay (sox's drain)."""
+    if len(args) < 4 or len(args) % 2:
+        raise RuntimeError("Invalid effect option: echo: usage: gain-in gain-out delay decay "
+                           "[ delay decay ... ]")
+    gain_in, gain_out = _number(args[0], "echo"), _number(args[1], "echo")
+    taps = [(int(_number(d, "echo") * rate / 1000), _number(k, "echo"))
+            for d, k in zip(args[2::2], args[3::2])]
+    longest = max(d for d, _ in taps)
+    src = np.pad(x, ((0, 0), (0, longest)))
+    y = src * gain_in
+    for d, k in taps:
+        y[:, d:] += k * src[:, :src.shape[-1] - d]
+    return y * gain_out, rate
+
+
+def _contrast(x, rate, args):
+    """contrast [amount=75]: sin(x*pi/2 + amount/750 * sin(x*2pi)) (sox, torchaudio)."""
+    amount = _number(args[0], "contrast") if args else 75.0
+    d = x * (math.pi / 2)
+    return np.sin(d + amount / 750.0 * np.sin(d * 4)), rate
+
+
 _EFFECTS = {"gain": _gain, "vol": _vol, "speed": _speed, "rate": _rate, "tempo": _tempo,
             "pitch": _pitch, "reverb": _reverb, "fade": _fade, "trim": _trim,
             "channels": _channels,
             "lowpass": lambda x, r, a: _pass_filter(x, r, a, False),
             "highpass": lambda x, r, a: _pass_filter(x, r, a, True),
             "reverse": lambda x, r, a: (x[:, ::-1].copy(), r), "pad": _pad, "remix": _remix,
+            "echo": _echo, "contrast": _contrast,
             "norm": lambda x, r, a: _gain(x, r, ["-n"] + list(a))}
 for _name in ("bandpass", "bandreject", "allpass", "equalizer", "bass", "treble"):
     _EFFECTS[_name] = (lambda kind: lambda x, r, a: _biquad_effect(x, r, a, kind))(_name)
 # effects sox has that ember does not compute (so programs get a clear error)
-_SOX_ONLY = {"band", "bend", "biquad", "chorus", "compand", "contrast", "dcshift", "deemph",
-             "delay", "dither", "divide", "downsample", "earwax", "echo", "echos", "fir",
+_SOX_ONLY = {"band", "bend", "biquad", "chorus", "compand", "dcshift", "deemph",
+             "delay", "dither", "divide", "downsample", "earwax", "echos", "fir",
              "flanger", "hilbert", "loudness", "mcompand", "oops", "overdrive", "phaser",
              "repeat", "riaa", "silence", "sinc", "stat", "stats", "swap", "synth",
              "tremolo", "upsample", "vad"}
