@@ -61,7 +61,7 @@ def is_tensor_like(inp):
 # self's autograd history (grad_fn AliasBackward0, as in PyTorch).
 ALIAS = register("alias", lambda a: a.view(), view=True, save=(), vjp=lambda ctx, g: (g,),
                  meta=lambda a: (tuple(a.shape), a.dtype),
-                 schema="alias(Tensor(a) self) -> Tensor(a)")
+                 schema="alias(Tensor(a) self) -> Tensor(a)", tags=("prim",))
 
 
 def alias(input):

@@ -64,7 +64,7 @@ _SQRT_2PI = math.sqrt(2 * math.pi)
 def _unary(name, kernel, vjp, half=True, save_out=False, arg="self"):
     op = register_math("special_" + name, kernel, 1, INT_TO_FLOAT, vjp=vjp, allowed=NOT_COMPLEX,
                        check=None if half else no_half, save_out=save_out,
-                       schema=f"special_{name}(Tensor {arg}) -> Tensor")
+                       tags=("pointwise", "prim"), schema=f"special_{name}(Tensor {arg}) -> Tensor")
     expose(op, name, method=False, inplace_method=False, module=_G)
     return op
 
@@ -108,7 +108,8 @@ _unary("airy_ai", lambda a: _sp().airy(a)[0], None, half=False, arg="x")
 
 def _binary(name, kernel, vjp, check=None):
     op = register_math("special_" + name, kernel, 2, INT_TO_FLOAT, vjp=vjp, allowed=NOT_COMPLEX,
-                       check=check, schema=f"special_{name}(Tensor self, Tensor other) -> Tensor")
+                       check=check, tags=("pointwise", "prim"),
+                       schema=f"special_{name}(Tensor self, Tensor other) -> Tensor")
     guard = expect_tensors(None, None)
 
     def norm(input, other):

@@ -185,35 +185,30 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     """Jacobian by reverse mode: one vjp per output element (basis cotangents)."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from .. import stack
-        from ..ops.creation import zeros
         nums = _nums(argnums, len(args), "jacrev")
         with _level():
             args2, flat, specs = _diff_args(args, nums)
             out, aux = _split_aux(func(*args2, **kwargs), has_aux, "jacrev")
             oleaves, ospec = tree_flatten(out)
-            per_out = []
-            for o in oleaves:
-                m = o.numel()
-                rows = []
-                for j in range(m):
-                    e = zeros(m, dtype=o.dtype)
-                    e[j] = 1
-                    rows.append(_grad([o], flat, [e.reshape(o.shape)]) if o.requires_grad
-                                else _grad_none(flat))
-                jacs = []
-                for k, x in enumerate(flat):
-                    if m == 0:
-                        jacs.append(zeros(tuple(o.shape) + tuple(x.shape), dtype=x.dtype))
-                    else:
-                        jacs.append(stack([r[k] for r in rows]).reshape(
-                            tuple(o.shape) + tuple(x.shape)))
-                per_out.append(jacs)
+            per_out = [_jac_rows(o, flat, chunk_size) for o in oleaves]
         per_out = [_regroup([_finish(j) for j in jacs], specs, isinstance(argnums, int))
                    for jacs in per_out]
         res = tree_unflatten(per_out, ospec)
         return (res, _map(_finish, aux)) if has_aux else res
     return wrapper
+
+
+def _jac_rows(o, flat, chunk_size):
+    """d o / d flat[k] for each k: vjps of the basis cotangents, batched by vmap (one
+    backward pass over all rows, `chunk_size` rows at a time)."""
+    from ..ops.creation import eye, zeros
+    from .vmap import vmap
+    m = o.numel()
+    if m == 0 or not o.requires_grad:
+        return [zeros(tuple(o.shape) + tuple(x.shape), dtype=x.dtype) for x in flat]
+    basis = eye(m, dtype=o.dtype).reshape((m,) + tuple(o.shape))
+    rows = vmap(lambda e: tuple(_grad([o], flat, [e])), chunk_size=chunk_size)(basis)
+    return [r.reshape(tuple(o.shape) + tuple(x.shape)) for r, x in zip(rows, flat)]
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):

@@ -165,14 +165,14 @@ def _c2r_vjp(ctx, g):
 
 
 FFT_C2C = register("fft_c2c", _c2c_kernel, meta=_c2c_meta, vjp=_c2c_vjp, save=(),
-                   tags=("fft",), amp_policy="fp32", check=True,
+                   tags=("prim", "fft"), amp_policy="fp32", check=True,
                    schema="_fft_c2c(Tensor self, SymInt[] dim, int normalization, "
                           "bool forward) -> Tensor")
 FFT_R2C = register("fft_r2c", _r2c_kernel, meta=_r2c_meta, vjp=_r2c_vjp, save=(),
-                   tags=("fft",), amp_policy="fp32", check=True,
+                   tags=("prim", "fft"), amp_policy="fp32", check=True,
                    schema="_fft_r2c(Tensor self, int[] dim, int normalization, "
                           "bool onesided) -> Tensor")
 FFT_C2R = register("fft_c2r", _c2r_kernel, meta=_c2r_meta, vjp=_c2r_vjp, save=(),
-                   tags=("fft",), amp_policy="fp32", check=True,
+                   tags=("prim", "fft"), amp_policy="fp32", check=True,
                    schema="_fft_c2r(Tensor self, int[] dim, int normalization, "
                           "SymInt last_dim_size) -> Tensor")

@@ -74,7 +74,7 @@ def _cholesky_ex_vjp(ctx, gL, _ginfo):
 
 
 CHOL_EX_OP = register("linalg_cholesky_ex", _cholesky_ex_kernel, meta=_cholesky_ex_meta,
-                      vjp=_cholesky_ex_vjp, save=(), save_out=True, tags=("linalg",),
+                      vjp=_cholesky_ex_vjp, save=(), save_out=True, tags=("prim", "linalg"),
                       amp_policy="fp32", nondiff_outputs=(1,),
                       schema="linalg_cholesky_ex(Tensor self, *, bool upper=False, "
                              "bool check_errors=False) -> (Tensor L, Tensor info)")
@@ -160,7 +160,7 @@ def _qr_vjp(ctx, gQ, gR):
 
 
 QR_OP = register("linalg_qr", _qr_kernel, meta=_qr_meta, vjp=_qr_vjp, save=(),
-                 save_out=True, tags=("linalg",), amp_policy="fp32",
+                 save_out=True, tags=("prim", "linalg"), amp_policy="fp32",
                  schema='linalg_qr(Tensor A, str mode="reduced") -> (Tensor Q, Tensor R)')
 
 
@@ -233,7 +233,7 @@ def _svd_vjp(ctx, gU, gS, gVh):
 
 
 SVD_OP = register("linalg_svd", _svd_kernel, meta=_svd_meta, vjp=_svd_vjp, save=(),
-                  save_out=True, tags=("linalg",), amp_policy="fp32",
+                  save_out=True, tags=("prim", "linalg"), amp_policy="fp32",
                   schema="linalg_svd(Tensor A, bool full_matrices=True) -> (Tensor U, Tensor S, "
                          "Tensor Vh)")
 
@@ -286,7 +286,7 @@ def _eigh_vjp(ctx, gL, gV):
 
 
 EIGH_OP = register("linalg_eigh", _eigh_kernel, meta=lambda a, u: _eigh_checks(a, u),
-                   vjp=_eigh_vjp, save=(), save_out=True, tags=("linalg",),
+                   vjp=_eigh_vjp, save=(), save_out=True, tags=("prim", "linalg"),
                    amp_policy="fp32",
                    schema='linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, '
                           "Tensor eigenvectors)")
@@ -328,7 +328,7 @@ def _eig_vjp(ctx, gL, gV):
 
 
 EIG_OP = register("linalg_eig", _eig_kernel, meta=_eig_meta, vjp=_eig_vjp, save=(),
-                  save_out=True, tags=("linalg",), amp_policy="fp32",
+                  save_out=True, tags=("prim", "linalg"), amp_policy="fp32",
                   schema="linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)")
 
 
@@ -405,7 +405,7 @@ def _lu_factor_ex_meta(a, pivot, check_errors):
 
 LU_FACTOR_EX_OP = register("linalg_lu_factor_ex", _lu_factor_ex_kernel,
                            meta=_lu_factor_ex_meta, vjp=_lu_factor_ex_vjp, save=(),
-                           save_out=True, tags=("linalg",), nondiff_outputs=(1, 2),
+                           save_out=True, tags=("prim", "linalg"), nondiff_outputs=(1, 2),
                            schema="linalg_lu_factor_ex(Tensor A, *, bool pivot=True, "
                                   "bool check_errors=False) -> (Tensor LU, Tensor pivots, "
                                   "Tensor info)")
@@ -528,7 +528,7 @@ def _matrix_exp_vjp(ctx, g):
 
 
 MATRIX_EXP_OP = register("linalg_matrix_exp", _matrix_exp_kernel, meta=_matrix_exp_meta,
-                         vjp=_matrix_exp_vjp, tags=("linalg",),
+                         vjp=_matrix_exp_vjp, tags=("prim", "linalg"),
                          schema="linalg_matrix_exp(Tensor self) -> Tensor")
 
 

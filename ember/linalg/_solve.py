@@ -69,7 +69,7 @@ def _inv_ex_vjp(ctx, g, _ginfo):
 
 
 INV_EX_OP = register("linalg_inv_ex", _inv_ex_kernel, meta=_inv_ex_meta, vjp=_inv_ex_vjp,
-                     save=(), save_out=True, tags=("linalg",), amp_policy="fp32",
+                     save=(), save_out=True, tags=("prim", "linalg"), amp_policy="fp32",
                      nondiff_outputs=(1,),
                      schema="linalg_inv_ex(Tensor A, *, "
                             "bool check_errors=False) -> (Tensor inverse, Tensor info)")
@@ -186,7 +186,7 @@ def _solve_ex_vjp(ctx, g, _ginfo):
 
 
 SOLVE_EX_OP = register("linalg_solve_ex", _solve_ex_kernel, meta=_solve_ex_meta,
-                       vjp=_solve_ex_vjp, save=(0,), save_out=True, tags=("linalg",),
+                       vjp=_solve_ex_vjp, save=(0,), save_out=True, tags=("prim", "linalg"),
                        amp_policy="fp32", nondiff_outputs=(1,),
                        schema="linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, "
                               "bool check_errors=False) -> (Tensor result, Tensor info)")
@@ -270,7 +270,7 @@ def _solve_triangular_vjp(ctx, g):
 
 SOLVE_TRI_OP = register("linalg_solve_triangular", _solve_triangular_kernel,
                         meta=_solve_triangular_meta, vjp=_solve_triangular_vjp, save=(0,),
-                        save_out=True, tags=("linalg",),
+                        save_out=True, tags=("prim", "linalg"),
                         schema="linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, "
                                "bool left=True, bool unitriangular=False) -> Tensor")
 
@@ -322,7 +322,7 @@ def _det_singular_grad(A, g):
 
 
 DET_OP = register("linalg_det", _det_kernel, meta=_det_meta, vjp=_det_vjp, save_out=True,
-                  tags=("linalg",),
+                  tags=("prim", "linalg"),
                   schema="linalg_det(Tensor A) -> Tensor")
 
 
@@ -355,7 +355,7 @@ def _slogdet_vjp(ctx, gsign, glog):
 
 
 SLOGDET_OP = register("linalg_slogdet", _slogdet_kernel, meta=_slogdet_meta,
-                      vjp=_slogdet_vjp, save_out=True, tags=("linalg",),
+                      vjp=_slogdet_vjp, save_out=True, tags=("prim", "linalg"),
                       schema="linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)")
 
 
@@ -430,7 +430,7 @@ def _pinv_vjp(ctx, g):
 
 
 PINV_OP = register("linalg_pinv", _pinv_kernel, meta=_pinv_meta, vjp=_pinv_vjp, save=(0,),
-                   save_out=True, tags=("linalg",),
+                   save_out=True, tags=("prim", "linalg"),
                    schema="linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, "
                           "Tensor? rtol=None, bool hermitian=False) -> Tensor")
 
@@ -517,7 +517,7 @@ def _lstsq_vjp(ctx, gX, _grank, _gsv):
 
 
 LSTSQ_OP = register("linalg_lstsq", _lstsq_kernel, meta=_lstsq_meta, vjp=_lstsq_vjp,
-                    save=(0, 1), tags=("linalg",), amp_policy="fp32", nondiff_outputs=(1, 2),
+                    save=(0, 1), tags=("prim", "linalg"), amp_policy="fp32", nondiff_outputs=(1, 2),
                     schema="linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, "
                            "str? driver=None) -> (Tensor solution, Tensor rank, "
                            "Tensor singular_values)")

@@ -41,6 +41,7 @@ TAGS = {
     "dynamic_output_shape": "output shape depends on the input's values (no shape meta)",
     "nondeterministic": "accumulates by index: PyTorch's use_deterministic_algorithms list",
     "composite": "has a decomposition into primitive ops (`decomp`)",
+    "prim": "a primitive: no decomposition; compilers lower it (ember/_prims.py lists the set)",
 }
 # autocast policies, as PyTorch's AutocastCPU kernels: lower_precision casts floating
 # inputs to the autocast dtype, fp32 to float32, promote to their widest type.

@@ -71,7 +71,7 @@ def _parts_meta(name):
 
 
 COMPLEX = register("complex", _complex_kernel, meta=_parts_meta("complex"), vjp=_complex_vjp,
-                   save=(), check=True, tags=("pointwise",),
+                   save=(), check=True, tags=("prim", "pointwise"),
                    schema="complex(Tensor real, Tensor imag) -> Tensor")
 POLAR = register("polar", _polar_kernel, meta=_parts_meta("polar"), vjp=_polar_vjp,
                  check=True, tags=("pointwise",), amp_policy="fp32",
@@ -106,7 +106,7 @@ def _angle_vjp(ctx, g):
 
 
 ANGLE = pointwise("angle", _angle_kernel, 1, COMPLEX_TO_FLOAT, vjp=_angle_vjp,
-                  schema="angle(Tensor self) -> Tensor")
+                  schema="angle(Tensor self) -> Tensor", tags=("pointwise", "prim"))
 
 
 def angle(input, *, out=None):

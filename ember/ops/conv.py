@@ -382,7 +382,7 @@ def _weight_grad(inp, gout, kernel, stride, padding, dilation, groups):
 
 
 CONVOLUTION = register("convolution", _conv_kernel, meta=_conv_meta, vjp=_conv_vjp,
-                       save=(0, 1), check=True, tags=("linalg",),
+                       save=(0, 1), check=True, tags=("prim", "linalg"),
                        amp_policy="lower_precision",
                        schema="convolution(Tensor input, Tensor weight, Tensor? bias, "
                               "SymInt[] stride, SymInt[] padding, SymInt[] dilation, "
@@ -470,7 +470,7 @@ def _im2col_vjp(ctx, grad):
 
 
 IM2COL = register("im2col", _im2col_kernel, meta=_im2col_meta, vjp=_im2col_vjp, save=(),
-                  check=True, tags=("shape",),
+                  check=True, tags=("prim", "shape"),
                   schema="im2col(Tensor self, int[2] kernel_size, int[2] dilation, "
                          "int[2] padding, int[2] stride) -> Tensor")
 
@@ -525,7 +525,7 @@ def _col2im_vjp(ctx, grad):
 
 
 COL2IM = register("col2im", _col2im_kernel, meta=_col2im_meta, vjp=_col2im_vjp, save=(),
-                  check=True, tags=("scatter",),
+                  check=True, tags=("prim", "scatter"),
                   schema="col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, "
                          "int[2] dilation, int[2] padding, int[2] stride) -> Tensor")
 

@@ -30,7 +30,7 @@ def _same_meta(a, *_):
 
 
 CLONE = register("clone", _clone_kernel, vjp=lambda ctx, g: (g, None), save=(),
-                 meta=_same_meta, tags=("copy", "pointwise"),
+                 meta=_same_meta, tags=("prim", "copy", "pointwise"),
                  schema="clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor")
 
 
@@ -50,7 +50,7 @@ def _cast_meta(a, dtype):
 
 
 CAST = register("_to_copy", _cast_kernel, vjp=lambda ctx, g: (g, None), save=(),
-                meta=_cast_meta, tags=("copy", "pointwise"),
+                meta=_cast_meta, tags=("prim", "copy", "pointwise"),
                 schema="_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor")
 
 
@@ -339,7 +339,7 @@ class _ViewOfBase(Node):
 
 
 COPY_ = CopyOp("copy_", _copy_kernel, meta=_copy_meta, vjp=_copy_vjp, save=(),
-               tags=("inplace", "copy"),
+               tags=("prim", "inplace", "copy"),
                schema="copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)")
 REGISTRY["copy_"] = COPY_
 _elementwise.COPY_ = COPY_

@@ -145,9 +145,9 @@ def _scalar(v, dtype, opname):
 # ------------------------------------------------------------ full / zeros / ones / empty
 
 FULL = register("full", lambda size, fill_value, dtype: np.full(size, fill_value, dtype.np),
-                tags=("factory",), meta=lambda size, fill_value, dtype: (size, dtype),
+                tags=("prim", "factory"), meta=lambda size, fill_value, dtype: (size, dtype),
                 schema="full(SymInt[] size, Scalar fill_value, *, ScalarType dtype) -> Tensor")
-EMPTY = register("empty", lambda size, dtype: np.empty(size, dtype.np), tags=("factory",),
+EMPTY = register("empty", lambda size, dtype: np.empty(size, dtype.np), tags=("prim", "factory"),
                  meta=lambda size, dtype: (size, dtype),
                  schema="empty.memory_format(SymInt[] size, *, ScalarType dtype) -> Tensor")
 
@@ -244,7 +244,7 @@ def _arange_kernel(start, step, n, dtype):
     return (start + np.arange(n, dtype=np.float64) * step).astype(dtype.np)
 
 
-ARANGE = register("arange", _arange_kernel, tags=("factory",),
+ARANGE = register("arange", _arange_kernel, tags=("prim", "factory"),
                   meta=lambda start, step, n, dtype: ((n,), dtype),
                   schema="arange.start_step_n(Scalar start, Scalar step, int n, "
                          "ScalarType dtype) -> Tensor")

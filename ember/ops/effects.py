@@ -54,7 +54,7 @@ def _accumulate_grad(variable, new_grad, how):
     return variable.grad
 
 
-ACCUMULATE_GRAD_ = EffectOp("accumulate_grad_", _accumulate_grad, tags=("inplace",),
+ACCUMULATE_GRAD_ = EffectOp("accumulate_grad_", _accumulate_grad, tags=("prim", "inplace"),
                             meta=lambda variable, new_grad, how: (variable.shape,
                                                                   variable.dtype),
                             schema="accumulate_grad_(Tensor(a!) variable, Tensor new_grad, "
@@ -65,7 +65,7 @@ ACCUMULATE_GRAD_ = EffectOp("accumulate_grad_", _accumulate_grad, tags=("inplace
 
 DETACH = EffectOp("detach", lambda t: t._detach(), view=True,
                   meta=lambda t: (tuple(t.shape), t.dtype),
-                  schema="detach(Tensor(a) self) -> Tensor(a)")
+                  schema="detach(Tensor(a) self) -> Tensor(a)", tags=("prim",))
 DETACH.__doc__ = "Tensor.detach() under a mode: an alias with no history, made by an op."
 
 
@@ -78,7 +78,7 @@ def _set(self, source):
     return self
 
 
-SET_ = EffectOp("set_", _set, tags=("inplace",), view=True,
+SET_ = EffectOp("set_", _set, tags=("prim", "inplace"), view=True,
                meta=lambda self, source: (tuple(source.shape), source.dtype),
                 schema="set_.source_Tensor(Tensor(a!) self, Tensor source) -> Tensor(a!)")
 
@@ -99,7 +99,7 @@ def _resize(self, size):
     return self
 
 
-RESIZE_ = EffectOp("resize_", _resize, tags=("inplace",),
+RESIZE_ = EffectOp("resize_", _resize, tags=("prim", "inplace"),
                   meta=lambda self, size: (tuple(size), self.dtype),
                    schema="resize_(Tensor(a!) self, SymInt[] size) -> Tensor(a!)")
 
@@ -111,7 +111,7 @@ def _lift_meta(value):
 
 
 LIFT_FRESH_COPY = OpDef("lift_fresh_copy", lambda value: np.array(value, copy=True),
-                        meta=_lift_meta, tags=("factory",),
+                        meta=_lift_meta, tags=("prim", "factory"),
                         schema="lift_fresh_copy(Any value) -> Tensor")
 REGISTRY["lift_fresh_copy"] = LIFT_FRESH_COPY
 LIFT_FRESH_COPY.__doc__ = """ember.tensor(data) under a mode: the constant's value is an
@@ -131,7 +131,7 @@ def _non_finite_check_and_unscale(grads, found_inf, inv_scale):
 
 
 AMP_UNSCALE_ = EffectOp("_amp_foreach_non_finite_check_and_unscale_",
-                        _non_finite_check_and_unscale, tags=("inplace",),
+                        _non_finite_check_and_unscale, tags=("prim", "inplace"),
                         meta=lambda grads, found_inf, inv_scale: (),
                         schema="_amp_foreach_non_finite_check_and_unscale_(Tensor(a!)[] self, "
                                "Tensor(b!) found_inf, Tensor inv_scale) -> ()")
@@ -161,7 +161,7 @@ def _update_scale(scale, growth_tracker, found_inf, growth_factor, backoff_facto
     return scale
 
 
-AMP_UPDATE_SCALE_ = EffectOp("_amp_update_scale_", _update_scale, tags=("inplace",),
+AMP_UPDATE_SCALE_ = EffectOp("_amp_update_scale_", _update_scale, tags=("prim", "inplace"),
                              meta=lambda scale, *rest: (tuple(scale.shape), scale.dtype),
                              schema="_amp_update_scale_(Tensor(a!) self, "
                                     "Tensor(b!) growth_tracker, Tensor found_inf, "

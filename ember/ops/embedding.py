@@ -279,7 +279,7 @@ def _bag_freq(indices, num):
 
 
 EMBEDDING_BAG = register("_embedding_bag", _bag_kernel, meta=_bag_meta, vjp=_bag_vjp,
-                         tags=("gather",), save=(0, 1, 6), save_out=True,
+                         tags=("prim", "gather"), save=(0, 1, 6), save_out=True,
                          nondiff_outputs=(1, 2, 3),
                          schema="_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, "
                                 "bool scale_grad_by_freq=False, int mode=0, bool sparse=False, "

@@ -52,7 +52,7 @@ def _bincount_meta(a, weights, minlength):
 
 
 BINCOUNT = register("bincount", _bincount_kernel, meta=_bincount_meta,
-                    tags=("dynamic_output_shape",),
+                    tags=("prim", "dynamic_output_shape"),
                     schema="bincount(Tensor self, Tensor? weights=None, "
                            "SymInt minlength=0) -> Tensor")
 

@@ -469,7 +469,7 @@ def _head(src, index):
 
 SCATTER_REDUCE = register("scatter_reduce", _scatter_reduce_kernel, meta=_scatter_reduce_meta,
                           save=None, save_out=True, vjp=_scatter_reduce_vjp,
-                          tags=("scatter", "nondeterministic"),
+                          tags=("prim", "scatter", "nondeterministic"),
                           schema="scatter_reduce.two(Tensor self, int dim, Tensor index, "
                                  "Tensor src, str reduce, *, bool include_self=True) -> Tensor")
 

@@ -92,7 +92,7 @@ def _index_vjp(ctx, g):
 
 
 INDEX = register("index", _index_kernel, meta=_index_meta, save=(1,), vjp=_index_vjp,
-                 tags=("gather",),
+                 tags=("prim", "gather"),
                  schema="index.Tensor(Tensor self, Tensor?[] indices, int[] dims) -> Tensor")
 
 
@@ -136,7 +136,7 @@ def _index_put_vjp(ctx, g):
 
 
 INDEX_PUT = register("index_put", _index_put_kernel, meta=_index_put_meta, save=(1,),
-                     vjp=_index_put_vjp, tags=("scatter", "nondeterministic"),
+                     vjp=_index_put_vjp, tags=("prim", "scatter", "nondeterministic"),
                      schema="index_put(Tensor self, Tensor?[] indices, int[] dims, "
                             "Tensor values, bool accumulate=False) -> Tensor")
 
@@ -429,7 +429,7 @@ def _gather_meta(self, dim, index, sparse_grad=False):
 
 
 GATHER = register("gather", _gather_kernel, save=(1, 2), vjp=_gather_vjp, meta=_gather_meta,
-                  tags=("gather",),
+                  tags=("prim", "gather"),
                   schema="gather(Tensor self, int dim, Tensor index, *, "
                          "bool sparse_grad=False) -> Tensor")
 
@@ -535,12 +535,12 @@ def _scatter_meta(opname):
 
 
 SCATTER = register("scatter", _scatter_kernel, save=(1, 2, 4), vjp=_scatter_vjp,
-                   meta=_scatter_meta("scatter"), tags=("scatter", "nondeterministic"),
+                   meta=_scatter_meta("scatter"), tags=("prim", "scatter", "nondeterministic"),
                    schema="scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, "
                           "str? reduce=None) -> Tensor")
 SCATTER_ADD = register("scatter_add", lambda a, dim, index, src: _scatter_kernel(
     a, dim, index, src, "add"), save=(1, 2), meta=_scatter_meta("scatter_add"),
-    tags=("scatter", "nondeterministic"),
+    tags=("prim", "scatter", "nondeterministic"),
     vjp=lambda ctx, g: (g, None, None, _src_grad(ctx, g)),
                        schema="scatter_add(Tensor self, int dim, Tensor index, "
                               "Tensor src) -> Tensor")
@@ -613,7 +613,7 @@ def _index_select_meta(self, dim, index):
 
 
 INDEX_SELECT = register("index_select", _index_select_kernel, save=(1, 2), vjp=_index_select_vjp,
-                        meta=_index_select_meta, tags=("gather",),
+                        meta=_index_select_meta, tags=("prim", "gather"),
                         schema="index_select(Tensor self, int dim, Tensor index) -> Tensor")
 
 
@@ -854,7 +854,7 @@ def _masked_select_meta(input, mask):
 
 MASKED_SELECT = register("masked_select", _masked_select_kernel, save=(1,),
                          vjp=_masked_select_vjp, meta=_masked_select_meta,
-                         tags=("gather", "dynamic_output_shape"),
+                         tags=("prim", "gather", "dynamic_output_shape"),
                          schema="masked_select(Tensor self, Tensor mask) -> Tensor")
 
 
@@ -942,6 +942,7 @@ def _where_vjp(ctx, g):
 
 WHERE = pointwise("where", lambda c, a, b: np.where(c, a, b), 3, DEFAULT, vjp=_where_vjp,
                   save=(0,),
+                  tags=("pointwise", "prim"),
                   schema="where.self(Tensor condition, Tensor self, Tensor other) -> Tensor")
 
 
@@ -974,11 +975,11 @@ def _nonzero_numpy_meta(a):
 
 
 NONZERO = register("nonzero", lambda a: np.argwhere(a).astype(np.int64), meta=_nonzero_meta,
-                   tags=("dynamic_output_shape",),
+                   tags=("prim", "dynamic_output_shape"),
                    schema="nonzero(Tensor self) -> Tensor")
 NONZERO_NUMPY = register("nonzero_numpy",
                          lambda a: tuple(i.astype(np.int64) for i in np.nonzero(np.atleast_1d(a))),
-                         meta=_nonzero_numpy_meta, tags=("dynamic_output_shape",),
+                         meta=_nonzero_numpy_meta, tags=("prim", "dynamic_output_shape"),
                          schema="nonzero_numpy(Tensor self) -> Tensor[]")
 
 

@@ -58,7 +58,7 @@ def _cat_meta(tensors, dim):
     return _replace_dim(keep[0].shape, d, sum(t.shape[d] for t in keep)), dtype
 
 
-CAT = register("cat", _cat_kernel, save=(1,), vjp=_cat_vjp, meta=_cat_meta, tags=("shape",),
+CAT = register("cat", _cat_kernel, save=(1,), vjp=_cat_vjp, meta=_cat_meta, tags=("prim", "shape"),
                amp_policy="promote",
                schema="cat(Tensor[] tensors, int dim=0) -> Tensor")
 CAT.meta_layout = "first"     # fake strides: np.concatenate keeps the inputs' axis order

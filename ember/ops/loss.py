@@ -637,7 +637,7 @@ def _ctc_vjp(ctx, g, _galpha=None):
 
 CTC = register("_ctc_loss", _ctc_kernel, meta=_ctc_meta, vjp=_ctc_vjp, save_out=True,
                nondiff_outputs=(1,), amp_policy="fp32", check=True,
-               tags=("gather", "reduction"),
+               tags=("prim", "gather", "reduction"),
                schema="_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, "
                       "int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, "
                       "Tensor)")
@@ -689,7 +689,7 @@ def _ctc_backward_meta(g, lp, targets, il, tl, nll, alpha, blank, zero_infinity)
 
 
 CTC_BACKWARD = register("_ctc_loss_backward", _ctc_backward_kernel, meta=_ctc_backward_meta,
-                        tags=("scatter",),
+                        tags=("prim", "scatter"),
                         schema="_ctc_loss_backward(Tensor grad, Tensor log_probs, "
                                "Tensor targets, int[] input_lengths, int[] target_lengths, "
                                "Tensor neg_log_likelihood, Tensor log_alpha, int blank, "

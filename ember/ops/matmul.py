@@ -324,7 +324,7 @@ def _fold(t):
 
 
 MATMUL = register("matmul", _matmul_kernel, meta=_matmul_meta, vjp=_matmul_vjp,
-                  tags=("linalg",), amp_policy="lower_precision",
+                  tags=("prim", "linalg"), amp_policy="lower_precision",
                   schema="matmul(Tensor self, Tensor other) -> Tensor")
 
 

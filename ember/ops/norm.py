@@ -64,6 +64,15 @@ def _specs(*xs):
     return [None if x is None else _Spec(x) for x in xs]
 
 
+def _mean_square(d, axes):
+    """mean(d * d) over axes (keepdims) as a contraction, without a full-size square."""
+    letters = "abcdefghijklmnopqrstuvwxyz"[:d.ndim]
+    keep = "".join(c for i, c in enumerate(letters) if i not in axes)
+    n = math.prod(d.shape[i] for i in axes)
+    r = np.einsum(f"{letters},{letters}->{keep}", d, d) / max(n, 1)
+    return np.expand_dims(r, axes).astype(d.dtype, copy=False)
+
+
 # ------------------------------------------------------------------ batch_norm
 
 def _bn_check(x, w, b, rm, rv, training):
@@ -91,15 +100,14 @@ def _bn_kernel(x, w, b, rm, rv, training, momentum, eps):
     if training:
         if x.size == 0:
             return np.empty(x.shape, x.dtype)
-        mean = xc.mean(axes, keepdims=True)
-        d = xc - mean
-        scale = 1 / np.sqrt(np.mean(d * d, axes, keepdims=True) + comp.type(eps))
+        out = xc - xc.mean(axes, keepdims=True)     # one fresh buffer, updated in place
+        scale = 1 / np.sqrt(_mean_square(out, axes) + comp.type(eps))
     else:
-        d = xc - rm.astype(comp).reshape(shape)
+        out = xc - rm.astype(comp).reshape(shape)
         scale = 1 / np.sqrt(rv.astype(comp).reshape(shape) + comp.type(eps))
     if w is not None:
         scale = scale * w.astype(comp).reshape(shape)
-    out = d * scale
+    out *= scale
     if b is not None:
         out += b.astype(comp).reshape(shape)
     return out.astype(x.dtype, copy=False)
@@ -265,8 +273,8 @@ def _ln_kernel(x, normalized_shape, w, b, eps):
     xc = x.astype(comp, copy=False)
     if x.size == 0:
         return np.empty(x.shape, x.dtype)
-    d = xc - xc.mean(axes, keepdims=True)
-    out = d * (1 / np.sqrt(np.mean(d * d, axes, keepdims=True) + comp.type(eps)))
+    out = xc - xc.mean(axes, keepdims=True)         # one fresh buffer, updated in place
+    out *= 1 / np.sqrt(_mean_square(out, axes) + comp.type(eps))
     if w is not None:
         out *= w.astype(comp, copy=False)
     if b is not None:

@@ -44,6 +44,7 @@ def _public(op, name=None, method=True, inplace_method=True, arity=None):
 
 def _unary(name, kernel, vjp, promotion=INT_TO_FLOAT, save_out=False, allowed=None, **kw):
     kw.setdefault("schema", f"{name}(Tensor self) -> Tensor")
+    kw.setdefault("tags", ("pointwise", "prim"))      # elementwise math: primitives
     op = pointwise(name, kernel, 1, promotion, vjp=vjp, save=() if save_out else None,
                    save_out=save_out, allowed=allowed, **kw)
     _public(op)
@@ -157,6 +158,7 @@ _unary("floor", lambda a: np.floor(a) if a.dtype.kind == "f" else a.copy(),
 # ----------------------------------------------------------------------- binary
 
 def _binary(name, kernel, vjp, promotion=DEFAULT, allowed=None, save=None, **kw):
+    kw.setdefault("tags", ("pointwise", "prim"))      # elementwise math: primitives
     op = pointwise(name, kernel, 2, promotion, vjp=vjp, allowed=allowed, save=save, **kw)
     return op
 

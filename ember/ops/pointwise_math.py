@@ -163,6 +163,7 @@ def unary(name, kernel, vjp, promotion=INT_TO_FLOAT, allowed=ALL, save_out=False
           inplace_method=True, **kw):
     kw.setdefault("save", () if save_out else None)
     kw.setdefault("schema", f"{name}(Tensor self) -> Tensor")
+    kw.setdefault("tags", ("pointwise", "prim"))      # elementwise math: primitives
     op = register_math(name, kernel, 1, promotion, vjp=vjp, allowed=allowed, save_out=save_out,
                        **kw)
     expose(op, name, inplace_method=inplace_method)
@@ -273,6 +274,7 @@ def _round_args(input, *, decimals=None):
 
 ROUND = register_math("round", _round_kernel, 1, DEFAULT, vjp=_zero_grad, allowed=REAL_NUMBERS,
                       check=_round_check, save=(),
+                      tags=("pointwise", "prim"),
                       schema="round.decimals(Tensor self, *, int? decimals=None) -> Tensor")
 expose(ROUND, "round", _round_args)
 # also the vjps of the rounding ops above read nothing
@@ -333,7 +335,8 @@ def _logit_args(input, eps=None):
 
 LOGIT = register_math("logit", _logit_kernel, 1, INT_TO_FLOAT, vjp=_logit_vjp,
                       allowed=NOT_COMPLEX,
-                      schema="logit(Tensor self, float? eps=None) -> Tensor")
+                      schema="logit(Tensor self, float? eps=None) -> Tensor",
+                      tags=("pointwise", "prim"))
 expose(LOGIT, "logit", _logit_args)
 
 
@@ -351,7 +354,8 @@ def _polygamma_check(op, args):
 POLYGAMMA = register_math("polygamma", _polygamma_kernel, 1, INT_TO_FLOAT, allowed=NOT_COMPLEX,
                           check=_polygamma_check,
                           vjp=lambda ctx, g: (g * polygamma(ctx.args[1] + 1, _x(ctx)), None),
-                          schema="polygamma(Tensor self, int n) -> Tensor")
+                          schema="polygamma(Tensor self, int n) -> Tensor",
+                          tags=("pointwise", "prim"))
 
 
 def polygamma(n, input, *, out=None):
@@ -453,6 +457,7 @@ Tensor.mvlgamma_ = lambda self, p: self.copy_(mvlgamma(self, p))
 
 def binary(name, kernel, vjp, promotion=DEFAULT, allowed=ALL, check=None, tensor_args=("input",
            "other"), inplace_method=True, **kw):
+    kw.setdefault("tags", ("pointwise", "prim"))      # elementwise math: primitives
     op = register_math(name, kernel, 2, promotion, vjp=vjp, allowed=allowed, check=check, **kw)
     guard = expect_tensors(*tensor_args)
 

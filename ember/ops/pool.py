@@ -201,13 +201,13 @@ def _max_pool_kernel(n):
 
 MAX_POOL2D = register("max_pool2d_with_indices", _max_pool_kernel(2),
                       meta=_max_pool_meta(2, "max_pool2d"), vjp=_max_pool_vjp(2), save=(),
-                      save_out=True, nondiff_outputs=(1,), check=True, tags=("reduction",),
+                      save_out=True, nondiff_outputs=(1,), check=True, tags=("prim", "reduction"),
                       schema="max_pool2d_with_indices(Tensor self, int[2] kernel_size, "
                              "int[2] stride=[], int[2] padding=0, int[2] dilation=1, "
                              "bool ceil_mode=False) -> (Tensor, Tensor)")
 MAX_POOL3D = register("max_pool3d_with_indices", _max_pool_kernel(3),
                       meta=_max_pool_meta(3, "max_pool3d"), vjp=_max_pool_vjp(3), save=(),
-                      save_out=True, nondiff_outputs=(1,), check=True, tags=("reduction",),
+                      save_out=True, nondiff_outputs=(1,), check=True, tags=("prim", "reduction"),
                       schema="max_pool3d_with_indices(Tensor self, int[3] kernel_size, "
                              "int[3] stride=[], int[3] padding=0, int[3] dilation=1, "
                              "bool ceil_mode=False) -> (Tensor, Tensor)")
@@ -333,12 +333,12 @@ def _avg_pool_vjp(n):
 
 
 AVG_POOL2D = register("avg_pool2d", lambda *a: _avg_pool_np(2, *a), meta=_avg_pool_meta(2),
-                      vjp=_avg_pool_vjp(2), save=(), check=True, tags=("reduction",),
+                      vjp=_avg_pool_vjp(2), save=(), check=True, tags=("prim", "reduction"),
                       schema="avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], "
                              "int[2] padding=0, bool ceil_mode=False, "
                              "bool count_include_pad=True, int? divisor_override=None) -> Tensor")
 AVG_POOL3D = register("avg_pool3d", lambda *a: _avg_pool_np(3, *a), meta=_avg_pool_meta(3),
-                      vjp=_avg_pool_vjp(3), save=(), check=True, tags=("reduction",),
+                      vjp=_avg_pool_vjp(3), save=(), check=True, tags=("prim", "reduction"),
                       amp_policy="fp32",
                       schema="avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], "
                              "int[3] padding=0, bool ceil_mode=False, "

@@ -44,7 +44,7 @@ def _zero_grads(ctx, *grads):
 
 def _rand_op(name, kernel, meta, differentiable=False, schema=None):
     """A sampler op. `meta` gives (shape, dtype) so meta/fake runs never draw numbers."""
-    return register(name, kernel, tags=("random",), save=(), meta=meta,
+    return register(name, kernel, tags=("random", "prim"), save=(), meta=meta,
                     vjp=_zero_grads if differentiable else None, schema=schema)
 
 

@@ -94,7 +94,7 @@ def _sum_vjp(ctx, g):
     return (unsqueeze_to(g, shape, dims, keepdim).expand(shape), None, None, None)
 
 
-SUM = register("sum", _sum_kernel, vjp=_sum_vjp, save=(1, 2, 3), tags=("reduction",),
+SUM = register("sum", _sum_kernel, vjp=_sum_vjp, save=(1, 2, 3), tags=("prim", "reduction"),
                meta=_int_to_long_meta("sum"),
                schema="sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, "
                       "ScalarType? dtype=None) -> Tensor")
@@ -253,7 +253,7 @@ def _prod_vjp(ctx, g):
     return (g * factor.conj(), None, None, None)
 
 
-PROD = register("prod", _prod_kernel, vjp=_prod_vjp, save=(0,), tags=("reduction",),
+PROD = register("prod", _prod_kernel, vjp=_prod_vjp, save=(0,), tags=("prim", "reduction"),
                 meta=_int_to_long_meta("prod"), amp_policy="fp32",
                 schema="prod.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, "
                        "ScalarType? dtype=None) -> Tensor")
@@ -371,12 +371,12 @@ def _select_vjp(ctx, g, _gi=None):
 
 MAX_DIM = register("max_dim", _dim_kernel(np.argmax, "max_dim"), meta=_extreme_meta("max_dim"),
                    vjp=_select_vjp, save=(1, 2), save_out=True, nondiff_outputs=(1,),
-                   tags=("reduction",),
+                   tags=("prim", "reduction"),
                    schema="max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, "
                           "Tensor indices)")
 MIN_DIM = register("min_dim", _dim_kernel(np.argmin, "min_dim"), meta=_extreme_meta("min_dim"),
                    vjp=_select_vjp, save=(1, 2), save_out=True, nondiff_outputs=(1,),
-                   tags=("reduction",),
+                   tags=("prim", "reduction"),
                    schema="min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, "
                           "Tensor indices)")
 
@@ -431,10 +431,10 @@ def _amax_vjp(ctx, g):
 
 
 AMAX = register("amax", _amax_kernel(np.max, "amax"), meta=_extreme_meta("amax"),
-                vjp=_amax_vjp, save=(0, 1, 2), save_out=True, tags=("reduction",),
+                vjp=_amax_vjp, save=(0, 1, 2), save_out=True, tags=("prim", "reduction"),
                 schema="amax(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor")
 AMIN = register("amin", _amax_kernel(np.min, "amin"), meta=_extreme_meta("amin"),
-                vjp=_amax_vjp, save=(0, 1, 2), save_out=True, tags=("reduction",),
+                vjp=_amax_vjp, save=(0, 1, 2), save_out=True, tags=("prim", "reduction"),
                 schema="amin(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor")
 
 
@@ -479,10 +479,10 @@ def _argext_meta(name):
 
 
 ARGMAX = register("argmax", _argext_kernel(np.argmax, "argmax"), meta=_argext_meta("argmax"),
-                  tags=("reduction",),
+                  tags=("prim", "reduction"),
                   schema="argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
 ARGMIN = register("argmin", _argext_kernel(np.argmin, "argmin"), meta=_argext_meta("argmin"),
-                  tags=("reduction",),
+                  tags=("prim", "reduction"),
                   schema="argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
 
 
@@ -514,9 +514,9 @@ def _logical_meta(a, dims, keepdim):
     return reduced_shape(a.shape, dims, keepdim), D.uint8 if a.dtype is D.uint8 else D.bool
 
 
-ALL = register("all", _logical_kernel(np.all), meta=_logical_meta, tags=("reduction",),
+ALL = register("all", _logical_kernel(np.all), meta=_logical_meta, tags=("prim", "reduction"),
                schema="all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor")
-ANY = register("any", _logical_kernel(np.any), meta=_logical_meta, tags=("reduction",),
+ANY = register("any", _logical_kernel(np.any), meta=_logical_meta, tags=("prim", "reduction"),
                schema="any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor")
 
 
@@ -610,7 +610,8 @@ def _std_decomp(a, dims, correction, keepdim):
     return dispatch(VAR, (a, dims, correction, keepdim)).sqrt()
 
 
-VAR = register("var", _var_kernel, vjp=_var_vjp, save=(0,), tags=("reduction",), meta=_var_meta,
+VAR = register("var", _var_kernel, vjp=_var_vjp, save=(0,),
+tags=("prim", "reduction"), meta=_var_meta,
                schema="var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, "
                       "bool keepdim=False) -> Tensor")
 STD = register("std", _std_kernel, vjp=_std_vjp, save=(0,), save_out=True, meta=_var_meta,

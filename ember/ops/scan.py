@@ -106,10 +106,11 @@ def _cumprod_grad_quadratic(x, g, dim):
 
 
 CUMSUM = register("cumsum", _cum_kernel(np.cumsum), meta=_cum_meta("cumsum"), vjp=_cumsum_vjp,
-                  save=(), check=True, tags=("reduction",),
+                  save=(), check=True, tags=("prim", "reduction"),
                   schema="cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor")
 CUMPROD = register("cumprod", _cum_kernel(np.cumprod), meta=_cum_meta("cumprod"),
-                   vjp=_cumprod_vjp, save=(0,), save_out=True, check=True, tags=("reduction",),
+                   vjp=_cumprod_vjp, save=(0,), save_out=True, check=True,
+                   tags=("prim", "reduction"),
                    schema="cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor")
 
 
@@ -181,11 +182,11 @@ def _cumext_vjp(ctx, g, _gi=None):
 
 CUMMAX = register("cummax", _cumext_kernel(np.maximum, "cummax"), meta=_cumext_meta("cummax"),
                   vjp=_cumext_vjp, save=(1,), save_out=True, nondiff_outputs=(1,),
-                  tags=("reduction",),
+                  tags=("prim", "reduction"),
                   schema="cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)")
 CUMMIN = register("cummin", _cumext_kernel(np.minimum, "cummin"), meta=_cumext_meta("cummin"),
                   vjp=_cumext_vjp, save=(1,), save_out=True, nondiff_outputs=(1,),
-                  tags=("reduction",),
+                  tags=("prim", "reduction"),
                   schema="cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)")
 
 

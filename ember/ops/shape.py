@@ -66,9 +66,9 @@ def _view_meta(a, shape):
 
 VIEW = register("view", _view_kernel, view=True, save=(), meta=_view_meta,
                 vjp=lambda ctx, g: (g.reshape(ctx.shapes[0]), None),
-                schema="view(Tensor(a) self, SymInt[] size) -> Tensor(a)")
+                schema="view(Tensor(a) self, SymInt[] size) -> Tensor(a)", tags=("prim",))
 RESHAPE_COPY = register("_reshape_copy", lambda a, shape: np.reshape(a, shape).copy(),
-                        save=(), meta=_view_meta, tags=("shape", "copy"),
+                        save=(), meta=_view_meta, tags=("prim", "shape", "copy"),
                         vjp=lambda ctx, g: (g.reshape(ctx.shapes[0]), None),
                         schema="_reshape_copy(Tensor self, SymInt[] size) -> Tensor")
 
@@ -190,7 +190,7 @@ def _check_strided(size, stride, storage_offset, have, isz):
 AS_STRIDED = register("as_strided", _as_strided_kernel, view=True, save=(1, 2, 3),
                       meta=_as_strided_meta, check=True, vjp=_as_strided_vjp,
                       schema="as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, "
-                             "SymInt storage_offset=0) -> Tensor(a)")
+                             "SymInt storage_offset=0) -> Tensor(a)", tags=("prim",))
 
 
 def _as_strided_scatter_kernel(a, src, size, stride, storage_offset=0):
@@ -220,7 +220,7 @@ def _as_strided_scatter_meta(a, src, size, stride, storage_offset=0):
 
 
 AS_STRIDED_SCATTER = register("as_strided_scatter", _as_strided_scatter_kernel,
-                              meta=_as_strided_scatter_meta, check=True, tags=("scatter",),
+                              meta=_as_strided_scatter_meta, check=True, tags=("prim", "scatter"),
                               vjp=_as_strided_scatter_vjp, save=(2, 3, 4),
                               schema="as_strided_scatter(Tensor self, Tensor src, SymInt[] size, "
                                      "SymInt[] stride, SymInt storage_offset=0) -> Tensor")
@@ -261,7 +261,7 @@ def _expand_meta(a, shape):
 
 EXPAND = register("expand", _expand_kernel, view=True, save=(), meta=_expand_meta,
                   vjp=lambda ctx, g: (g.sum_to_size(ctx.shapes[0]), None),
-                  schema="expand(Tensor(a) self, SymInt[] size) -> Tensor(a)")
+                  schema="expand(Tensor(a) self, SymInt[] size) -> Tensor(a)", tags=("prim",))
 
 
 def expand(self, *sizes):
@@ -292,7 +292,7 @@ def _permute_vjp(ctx, g):
 PERMUTE = register("permute", lambda a, dims: np.transpose(a, dims), view=True, save=(1,),
                    meta=lambda a, dims: (tuple(a.shape[d] for d in dims), a.dtype),
                    vjp=_permute_vjp,
-                   schema="permute(Tensor(a) self, int[] dims) -> Tensor(a)")
+                   schema="permute(Tensor(a) self, int[] dims) -> Tensor(a)", tags=("prim",))
 
 
 def permute(input, *dims):
@@ -339,7 +339,7 @@ def _squeeze_meta(a, dims):
 
 SQUEEZE = register("squeeze", _squeeze_kernel, view=True, save=(), meta=_squeeze_meta,
                    vjp=lambda ctx, g: (g.reshape(ctx.shapes[0]), None),
-                   schema="squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)")
+                   schema="squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", tags=("prim",))
 
 
 def squeeze(input, dim=None):
@@ -361,7 +361,7 @@ def _unsqueeze_meta(a, dim):
 
 UNSQUEEZE = register("unsqueeze", lambda a, dim: np.expand_dims(a, dim), view=True, save=(),
                      meta=_unsqueeze_meta, vjp=lambda ctx, g: (g.reshape(ctx.shapes[0]), None),
-                     schema="unsqueeze(Tensor(a) self, int dim) -> Tensor(a)")
+                     schema="unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", tags=("prim",))
 
 
 def unsqueeze(input, dim):
@@ -455,7 +455,7 @@ SLICE = register("slice", _slice_kernel, view=True, save=(1, 2, 3, 4), meta=_sli
                  vjp=lambda ctx, g: (slice_scatter(_zeros(ctx.shapes[0], g.dtype), g,
                                                    *ctx.args[1:]), None, None, None, None),
                  schema="slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, "
-                        "SymInt? end=None, SymInt step=1) -> Tensor(a)")
+                        "SymInt? end=None, SymInt step=1) -> Tensor(a)", tags=("prim",))
 
 
 def _slice_scatter_vjp(ctx, g):
@@ -479,7 +479,7 @@ def _slice_scatter_meta(a, src, dim, start, end, step):
 
 
 SLICE_SCATTER = register("slice_scatter", _slice_scatter_kernel, save=(2, 3, 4, 5),
-                         meta=_slice_scatter_meta, tags=("scatter",), vjp=_slice_scatter_vjp,
+                         meta=_slice_scatter_meta, tags=("prim", "scatter"), vjp=_slice_scatter_vjp,
                          schema="slice_scatter(Tensor self, Tensor src, int dim=0, "
                                 "SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor")
 
@@ -533,6 +533,7 @@ def _select_meta(a, dim, index):
 SELECT = register("select", _select_kernel, view=True, save=(1, 2), meta=_select_meta,
                   vjp=lambda ctx, g: (select_scatter(_zeros(ctx.shapes[0], g.dtype), g,
                                                      *ctx.args[1:]), None, None),
+                  tags=("prim",),
                   schema="select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)")
 
 
@@ -550,7 +551,7 @@ def _select_scatter_meta(a, src, dim, index):
 
 
 SELECT_SCATTER = register("select_scatter", _select_scatter_kernel, save=(2, 3),
-                          meta=_select_scatter_meta, tags=("scatter",),
+                          meta=_select_scatter_meta, tags=("prim", "scatter"),
                           vjp=_select_scatter_vjp,
                           schema="select_scatter(Tensor self, Tensor src, int dim, "
                                  "SymInt index) -> Tensor")
@@ -747,7 +748,7 @@ DIAGONAL = register("diagonal", _diagonal_kernel, view=True, save=(1, 2, 3), met
                     vjp=lambda ctx, g: (diagonal_scatter(_zeros(ctx.shapes[0], g.dtype), g,
                                                          *ctx.args[1:]), None, None, None),
                     schema="diagonal(Tensor(a) self, int offset=0, int dim1=0, "
-                           "int dim2=1) -> Tensor(a)")
+                           "int dim2=1) -> Tensor(a)", tags=("prim",))
 
 
 def _diagonal_scatter_vjp(ctx, g):
@@ -764,7 +765,7 @@ def _diagonal_scatter_meta(a, src, offset, d1, d2):
 
 
 DIAGONAL_SCATTER = register("diagonal_scatter", _diagonal_scatter_kernel, save=(2, 3, 4),
-                            meta=_diagonal_scatter_meta, tags=("scatter",),
+                            meta=_diagonal_scatter_meta, tags=("prim", "scatter"),
                             vjp=_diagonal_scatter_vjp,
                             schema="diagonal_scatter(Tensor self, Tensor src, int offset=0, "
                                    "int dim1=0, int dim2=1) -> Tensor")
@@ -826,9 +827,10 @@ def _unfold_meta(a, dim, size, step):
 UNFOLD = register("unfold", _unfold_kernel, view=True, save=(1, 2, 3), meta=_unfold_meta,
                   vjp=lambda ctx, g: (dispatch(UNFOLD_BACKWARD, (g, ctx.shapes[0], *ctx.args[1:])),
                                       None, None, None),
+                  tags=("prim",),
                   schema="unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)")
 UNFOLD_BACKWARD = register(
-    "unfold_backward", _unfold_backward_kernel, save=(2, 3, 4), tags=("scatter",),
+    "unfold_backward", _unfold_backward_kernel, save=(2, 3, 4), tags=("prim", "scatter"),
     meta=lambda g, input_sizes, dim, size, step: (tuple(input_sizes), g.dtype),
     vjp=lambda ctx, g: (dispatch(UNFOLD, (g, *ctx.args[2:])), None, None, None, None),
                            schema="unfold_backward(Tensor grad_in, SymInt[] input_sizes, "
@@ -903,11 +905,11 @@ def _view_as_complex_meta(a):
 VIEW_AS_REAL = register("view_as_real", _view_as_real_kernel, view=True, save=(),
                         meta=_view_as_real_meta,
                         vjp=lambda ctx, g: (view_as_complex(g.contiguous()),),
-                        schema="view_as_real(Tensor(a) self) -> Tensor(a)")
+                        schema="view_as_real(Tensor(a) self) -> Tensor(a)", tags=("prim",))
 VIEW_AS_COMPLEX = register("view_as_complex", _view_as_complex_kernel, view=True, save=(),
                            meta=_view_as_complex_meta, amp_policy="fp32",
                            vjp=lambda ctx, g: (view_as_real(g.contiguous()),),
-                           schema="view_as_complex(Tensor(a) self) -> Tensor(a)")
+                           schema="view_as_complex(Tensor(a) self) -> Tensor(a)", tags=("prim",))
 
 
 def view_as_real(input):

@@ -153,7 +153,7 @@ def _sort_vjp(ctx, g, _gi=None):
 
 
 SORT = register("sort", _sort_kernel, meta=_sort_meta, vjp=_sort_vjp, save=(), save_out=True,
-                nondiff_outputs=(1,), tags=("gather",),
+                nondiff_outputs=(1,), tags=("prim", "gather"),
                 schema="sort.stable(Tensor self, int dim=-1, bool descending=False, *, "
                        "bool? stable) -> (Tensor values, Tensor indices)")
 
@@ -206,7 +206,7 @@ def _topk_vjp(ctx, g, _gi=None):
 
 
 TOPK = register("topk", _topk_kernel, meta=_topk_meta, vjp=_topk_vjp, save=(), save_out=True,
-                nondiff_outputs=(1,), tags=("reduction",),
+                nondiff_outputs=(1,), tags=("prim", "reduction"),
                 schema="topk(Tensor self, SymInt k, int dim=-1, bool largest=True, "
                        "bool sorted=True) -> (Tensor values, Tensor indices)")
 
@@ -645,14 +645,14 @@ def _no_derivative(aten_name):
 
 UNIQUE = register("unique", _unique_kernel, meta=_dynamic_meta("unique", _unique_kernel),
                   vjp=_no_derivative("_unique2"), save=(), nondiff_outputs=(1, 2),
-                  tags=("dynamic_output_shape",),
+                  tags=("prim", "dynamic_output_shape"),
                   schema="unique(Tensor self, bool sorted=True, bool return_inverse=False, "
                          "bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)")
 UNIQUE_CONSECUTIVE = register(
     "unique_consecutive", _unique_consecutive_kernel,
     meta=_dynamic_meta("unique_consecutive", _unique_consecutive_kernel),
     vjp=_no_derivative("unique_consecutive"), save=(), nondiff_outputs=(1, 2),
-    tags=("dynamic_output_shape",),
+    tags=("prim", "dynamic_output_shape"),
                               schema="unique_consecutive(Tensor self, bool return_inverse=False, "
                                      "bool return_counts=False, int? dim=None) -> (Tensor, "
                                      "Tensor, Tensor)")
@@ -761,7 +761,7 @@ def _searchsorted_meta(seq, values, out_int32, right, side, sorter):
 
 
 SEARCHSORTED = register("searchsorted", _searchsorted_kernel, meta=_searchsorted_meta,
-                        tags=("reduction",),
+                        tags=("prim", "reduction"),
                         schema="searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, "
                                "bool out_int32=False, bool right=False, str? side=None, "
                                "Tensor? sorter=None) -> Tensor")
