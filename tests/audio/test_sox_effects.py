@@ -91,10 +91,12 @@ def test_mono_reverb_becomes_stereo_like_sox(tmp_path):
                                     ["pitch", "-q", "-500"]])
 def test_resampling_effects_close_to_sox_on_band_limited_audio(tmp_path, effect):
     """sox's `rate` filter is its own design: the same on band-limited content, a few
-    percent apart near Nyquist (the noisy channel)."""
+    percent apart near Nyquist (the noisy channel). The sox command line follows pitch with
+    a `rate` back to the input rate; the library (torchaudio) needs it spelled out."""
     x = _signal()
     ref, sr = _sox(tmp_path, x, effect)
-    out, out_sr = apply_effects_tensor(ember.tensor(x), SR, [effect])
+    chain = [effect] + ([["rate", str(SR)]] if effect[0] == "pitch" else [])
+    out, out_sr = apply_effects_tensor(ember.tensor(x), SR, chain)
     assert out_sr == sr and tuple(out.shape) == ref.shape
     np.testing.assert_allclose(out.numpy()[1], ref[1], atol=2e-3)   # edges: filter tails
     np.testing.assert_allclose(out.numpy()[0], ref[0], atol=0.06)
@@ -120,6 +122,8 @@ def test_formulas_without_sox():
     assert float(out.abs().max()) == 1.0                      # clipped like sox
     out, _ = apply_effects_tensor(e, SR, [["tempo", "2"]])
     assert out.shape[-1] == 1000
+    out, sr = apply_effects_tensor(e, SR, [["pitch", "1200"]])   # an octave: tempo 0.5
+    assert sr == 2 * SR and out.shape[-1] == 4000
     # a lowpass at 200 Hz keeps the 300 Hz tone's energy well below the input's
     out, _ = apply_effects_tensor(e, SR, [["lowpass", "100"]])
     assert float((out[1] ** 2).sum()) < 0.1 * float((e[1] ** 2).sum())
@@ -163,3 +167,20 @@ def test_integer_input_is_read_as_pcm():
     out, _ = apply_effects_tensor(ember.tensor(pcm), SR, [["gain", "0"]])
     assert out.dtype == ember.float32
     np.testing.assert_allclose(out.numpy(), pcm / 32768.0, atol=1e-7)
+
+
+@pytest.mark.skipif(shutil.which("sox") is None, reason="the sox binary is not installed")
+@pytest.mark.parametrize("cents,rate", [("1200", 16000), ("-1200", 4000)])
+def test_pitch_is_tempo_plus_rate_change_like_libsox(tmp_path, cents, rate):
+    """With the output rate equal to the one pitch declares, sox adds no `rate`: the data
+    is libSoX's pitch output itself."""
+    sf = pytest.importorskip("soundfile")
+    x = _signal()
+    src, dst = tmp_path / "in.wav", tmp_path / "out.wav"
+    sf.write(src, x.T, SR, subtype="FLOAT")
+    subprocess.run(["sox", "-V1", str(src), "-e", "floating-point", "-r", str(rate), str(dst),
+                    "pitch", cents], check=True, capture_output=True, timeout=60)
+    ref, ref_sr = sf.read(dst, dtype="float32", always_2d=True)
+    out, sr = apply_effects_tensor(ember.tensor(x), SR, [["pitch", cents]])
+    assert sr == ref_sr == rate and tuple(out.shape) == ref.T.shape
+    np.testing.assert_allclose(out.numpy(), ref.T, atol=1e-6)

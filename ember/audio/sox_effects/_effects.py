@@ -160,12 +160,18 @@ def _tempo(x, rate, args):
 
 
 def _pitch(x, rate, args):
-    cents, seg, search, overlap, quick = _tempo_args(args, "pitch")
-    factor = 2 ** (cents / 1200)
-    if factor == 1:
-        return x, rate
-    y = _wsola.tempo(x, rate, 1 / factor, seg, search, overlap, quick)   # longer, same pitch
-    return _resample(y, rate * factor, rate), rate
+    """pitch [-q] cents: libSoX's pitch is tempo by 1/2**(cents/1200) (printed with %g, as
+    sox does) that then declares the rate multiplied by that factor; like `speed`, follow it
+    with `rate` to get back to the original rate (the sox command line adds that itself)."""
+    if not args or (args[0] == "-q" and len(args) < 2):
+        raise RuntimeError("Invalid effect option: pitch needs a shift in cents")
+    pos = 1 if args[0] == "-q" else 0
+    d = 2 ** (_number(args[pos], "pitch") / 1200)
+    tempo_args = list(args)
+    tempo_args[pos] = "%g" % (1 / d)
+    factor, seg, search, overlap, quick = _tempo_args(tempo_args, "tempo")
+    y = x if factor == 1 else _wsola.tempo(x, rate, factor, seg, search, overlap, quick)
+    return y, rate / factor
 
 
 def _reverb(x, rate, args):
