@@ -260,58 +260,54 @@ def linearize(func, *primals):
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """Jacobian by forward mode: one jvp per input element (basis tangents)."""
+    """Jacobian by forward mode: the jvps of all basis tangents in one vmapped pass."""
     @functools.wraps(func)
     def wrapper(*args):
-        from .. import stack
-        from ..ops.creation import zeros, zeros_like
+        from ..ops.creation import eye, zeros
+        from .vmap import vmap
         nums = _nums(argnums, len(args), "jacfwd")
         leaves_per = [tree_flatten(args[i]) for i in nums]
         flat = [x for lv, _ in leaves_per for x in lv]
         specs = [(len(lv), sp) for lv, sp in leaves_per]
+        sizes = [x.numel() for x in flat]
+        total = sum(sizes)
 
         def f_flat(*xs):
-            a = list(args)
-            a[0:0] = []
-            k = 0
+            a, k = list(args), 0
             for i, (n, sp) in zip(nums, specs):
                 a[i] = tree_unflatten(list(xs[k:k + n]), sp)
                 k += n
             return func(*a)
-        cols = []          # per input leaf: list over its elements of output-tangent leaves
-        out = aux = None
-        for k, x in enumerate(flat):
-            m = x.numel()
-            per = []
-            for j in range(m):
-                e = zeros(m, dtype=x.dtype)
-                e[j] = 1
-                tans = [e.reshape(x.shape) if i == k else zeros_like(y)
-                        for i, y in enumerate(flat)]
-                r = jvp(f_flat, tuple(flat), tuple(tans), has_aux=has_aux)
-                out, t = r[0], r[1]
-                if has_aux:
-                    aux = r[2]
-                per.append(tree_flatten(t)[0])
-            cols.append(per)
-        if out is None:
-            out = f_flat(*flat)
-            if has_aux:
-                out, aux = out
+        # basis tangents: row j of the identity, split per input leaf
+        dt = flat[0].dtype if flat else None
+        basis = eye(total, dtype=dt) if total else zeros((0, 0))
+        tans, k = [], 0
+        for x, n in zip(flat, sizes):
+            tans.append(basis[:, k:k + n].reshape((total,) + tuple(x.shape)).to(x.dtype))
+            k += n
+
+        def one(*ts):
+            r = jvp(f_flat, tuple(flat), ts, has_aux=has_aux)
+            return r[1]
+        r0 = jvp(f_flat, tuple(flat), tuple(zeros(tuple(x.shape), dtype=x.dtype)
+                                           for x in flat), has_aux=has_aux)
+        out, aux = r0[0], (r0[2] if has_aux else None)
         ol, ospec = tree_flatten(out)
+        if total:
+            cols = tree_flatten(vmap(one, randomness=randomness)(*tans))[0]
         per_out = []
         for oi, o in enumerate(ol):
-            jacs = []
-            for k, x in enumerate(flat):
-                if x.numel() == 0:
+            jacs, k = [], 0
+            for x, n in zip(flat, sizes):
+                if n == 0:
                     jacs.append(zeros(tuple(o.shape) + tuple(x.shape), dtype=o.dtype))
                     continue
-                col = stack([c[oi] for c in cols[k]], -1)
+                col = cols[oi][k:k + n].movedim(0, -1)        # (*out, n)
                 jacs.append(_finish(col.reshape(tuple(o.shape) + tuple(x.shape))))
+                k += n
             per_out.append(_regroup(jacs, specs, isinstance(argnums, int)))
         res = tree_unflatten(per_out, ospec)
         return (res, aux) if has_aux else res
-    _ = randomness
     return wrapper
 
 
