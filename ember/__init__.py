@@ -56,6 +56,9 @@ from .amp.autocast_mode import (autocast, is_autocast_enabled, get_autocast_dtyp
                                 clear_autocast_cache, is_autocast_available)
 from .autograd import profiler as _legacy_profiler  # noqa: F401
 from .utils import _python_dispatch  # noqa: F401
+from . import sparse  # noqa: E402
+from .sparse import (sparse_coo_tensor, sparse_csr_tensor, spmm, sparse_coo,  # noqa: F401
+                     sparse_csr)
 
 strided = "torch.strided"
 __version__ = "0.1.0"

@@ -119,8 +119,7 @@ Tensor.new = _new
 
 # Device and layout predicates a CPU build answers with False; programs branch on them.
 for _name in ("is_xpu", "is_mps", "is_xla", "is_ipu", "is_hpu", "is_mtia", "is_maia",
-              "is_vulkan", "is_mkldnn", "is_quantized", "is_sparse", "is_sparse_csr",
-              "is_nested"):
+              "is_vulkan", "is_mkldnn", "is_quantized", "is_nested"):
     if not hasattr(Tensor, _name):
         setattr(Tensor, _name, property(lambda self: False))
 Tensor.is_pinned = lambda self, device=None: False

@@ -223,6 +223,9 @@ class Tensor:
     def _is_view(self):
         return self._base is not None
 
+    is_sparse = False           # ember.sparse's COO subclass says True
+    is_sparse_csr = False       # and its CSR subclass
+
     @property
     def layout(self):
         from . import strided
