@@ -17,6 +17,8 @@ import warnings
 
 from ...amp.autocast_mode import get_autocast_dtype, is_autocast_enabled
 from ...ops.creation import empty, zeros
+from ...ops.matmul import addmm
+from ...ops.pointwise_math import addcmul
 from ...ops.shape import cat, stack
 from .. import functional as F
 from .. import init
@@ -35,13 +37,17 @@ def _rnn_step(act):
     return step
 
 
-def _lstm_step(xw, h, w_hh, b_hh, c, w_hr=None):
-    gates = xw + F.linear(h, w_hh, b_hh)
-    size = c.shape[1]
-    s = gates.sigmoid()
-    i, f, o = s[:, :size], s[:, size:2 * size], s[:, 3 * size:]
-    g = gates[:, 2 * size:3 * size].tanh()
-    c = f * c + i * g
+def _lstm_step(xw, h, w_hh, b_hh, c, w_hr=None, w_hh_t=None):
+    """One LSTM step. With `w_hh_t` (w_hh transposed once per sequence, b_hh already added
+    to xw) the gates are one addmm; the gate views come from two chunks and the cell
+    update is an addcmul: 9 dispatches a step instead of 14, and as few backward nodes."""
+    if w_hh_t is not None:
+        gates = addmm(xw, h, w_hh_t)
+    else:
+        gates = xw + F.linear(h, w_hh, b_hh)
+    i, f, _, o = gates.sigmoid().chunk(4, 1)
+    g = gates.chunk(4, 1)[2].tanh()
+    c = addcmul(f * c, i, g)
     h = o * c.tanh()
     if w_hr is not None:
         h = F.linear(h, w_hr)
@@ -69,6 +75,10 @@ def _direction(mode, steps, sizes, h0, c0, w, reverse):
     Returns (outputs per step in time order, final h, final c)."""
     w_hh, b_hh, w_hr = w["w_hh"], w["b_hh"], w["w_hr"]
     lstm = mode == "LSTM"
+    w_hh_t = None
+    if lstm and not is_autocast_enabled("cpu"):
+        # b_hh was folded into the projected input (see _run_layers): transpose w_hh once
+        w_hh_t, b_hh = w_hh.t(), None
     step = _STEPS.get(mode)
     order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
     cur = sizes[-1] if reverse and sizes else h0.shape[0]
@@ -89,7 +99,7 @@ def _direction(mode, steps, sizes, h0, c0, w, reverse):
                 c = cat([c, c0[cur:b]])
         cur = b
         if lstm:
-            h, c = _lstm_step(steps[t], h, w_hh, b_hh, c, w_hr)
+            h, c = _lstm_step(steps[t], h, w_hh, b_hh, c, w_hr, w_hh_t)
         else:
             h, _ = step(steps[t], h, w_hh, b_hh)
         outs.append(h)
@@ -111,6 +121,8 @@ def _run_layers(mode, data, sizes, hx, cx, weights, num_layers, dropout, train, 
         for d in range(dirs):
             w = weights[layer * dirs + d]
             xw = F.linear(x, w["w_ih"], w["b_ih"])
+            if mode == "LSTM" and not is_autocast_enabled("cpu") and w["b_hh"] is not None:
+                xw = xw + w["b_hh"]         # once per sequence rather than once per step
             steps = xw.split(sizes)
             k = layer * dirs + d
             seq, h, c = _direction(mode, steps, sizes, hx[k], cx[k] if cx is not None else None,
