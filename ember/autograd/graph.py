@@ -477,23 +477,57 @@ def grad_mode_enabled():
     return STATE.grad_enabled
 
 
+class BinaryOpNode(OpNode):
+    """record_binary's node: a two-input, one-output OpNode that is its own ctx (one
+    object fewer per recorded op); `ctx.args`/`ctx.out` read the same slots."""
+    _args = _out = needs_input_grad = shapes = dtypes = None
+
+    @property
+    def ctx(self):
+        return self
+
+    @property
+    def node(self):
+        return self
+
+    args = OpCtx.args
+    out = OpCtx.out
+
+    def apply(self, grads):
+        if grads[0] is None:        # one output: no gradient in means none out
+            return [None, None]
+        res = self.op.vjp(self, *grads)
+        if not isinstance(res, (tuple, list)):
+            res = (res,)
+        return _flatten_grads(res, self.needs_input_grad)
+
+
+_BINARY_CLASSES = {}
+
+
+def _binary_node_class(opname):
+    cls = _BINARY_CLASSES.get(opname)
+    if cls is None:
+        cls = _BINARY_CLASSES[opname] = type(_node_name(opname), (BinaryOpNode,), {})
+    return cls
+
+
 def record_binary(op, a, b, extra, out):
     """`record` for the pointwise fast path: two tensors of one dtype, one output.
 
     Note: this runs for every binary op on a tensor that requires grad, so it is
-    `record` unrolled: no OpNode.__init__ frame, leaf edges read inline, the node
-    class and an argument list that saves nothing cached per op (OpDef._node_cls,
-    OpDef._nosave_args)."""
-    ctx = _new(OpCtx)
-    cls = op._node_cls
+    `record` unrolled: the node is its own ctx (BinaryOpNode), built without an
+    __init__ frame, leaf edges are read inline, and the node class and, for ops that
+    save nothing, the argument list and needs_input_grad tuples are cached per op
+    (OpDef._binary_node_cls, OpDef._nosave_args)."""
+    cls = op._binary_node_cls
     if cls is None:
-        cls = op._node_cls = _NODE_CLASSES.get(op.name) or _node_class(op.name)
+        cls = op._binary_node_cls = _binary_node_class(op.name)
     node = _new(cls)
     node._sequence_nr = _next(_SEQ)
     if _ANOMALY.enabled:
         node._anomaly_trace = _forward_trace()
     node.op = op
-    node.ctx = ctx
     ga = a._rg
     gb = b._rg
     if ga:
@@ -516,23 +550,23 @@ def record_binary(op, a, b, extra, out):
         eb = _NO_EDGE
     node.next_functions = (ea, eb)
     save = op.save
-    if save is None:
-        ctx._args = [SavedTensor(a), SavedTensor(b), *extra]
-    elif save:
-        ctx._args = [SavedTensor(a) if 0 in save else None,
-                     SavedTensor(b) if 1 in save else None, *extra]
-    else:           # nothing saved: one argument list per op, shared (release copies it)
+    if save is not None and not save:   # nothing saved: shared per op (release copies)
         c = op._nosave_args
         if c is None or c[0] is not extra:
-            c = op._nosave_args = (extra, [None, None, *extra])
-        ctx._args = c[1]
-    ctx.node = None
-    n = len(extra)
-    ctx.needs_input_grad = _NEEDS[n][ga][gb] if n < 3 else (ga, gb) + (None,) * n
-    ctx.shapes = (a._data.shape, b._data.shape)
+            n = len(extra)
+            c = op._nosave_args = (extra, [None, None, *extra],
+                                   [[(x, y) + (None,) * n for y in (False, True)]
+                                    for x in (False, True)])
+        node._args = c[1]
+        node.needs_input_grad = c[2][ga][gb]
+    else:
+        node._args = [SavedTensor(a) if save is None or 0 in save else None,
+                      SavedTensor(b) if save is None or 1 in save else None, *extra]
+        node.needs_input_grad = (ga, gb) + (None,) * len(extra)
+    node.shapes = (a._data.shape, b._data.shape)
     d = out._dtype
-    ctx.dtypes = (d, d) if a._dtype is d and b._dtype is d else (a._dtype, b._dtype)
-    ctx._out = saved_output(out) if op.save_out else ()
+    node.dtypes = (d, d) if a._dtype is d and b._dtype is d else (a._dtype, b._dtype)
+    node._out = saved_output(out) if op.save_out else ()
     # no out_meta: with one output, a None grad means all are None and the node is skipped
     if d._kind >= 2:
         out.grad_fn = node
@@ -542,5 +576,3 @@ def record_binary(op, a, b, extra, out):
 
 _new = object.__new__
 _next = next
-_NEEDS = [[[(x, y) + (None,) * n for y in (False, True)] for x in (False, True)]
-          for n in range(3)]
