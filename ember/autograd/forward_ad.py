@@ -6,8 +6,9 @@ tangents, out)` in ember ops, `tangents` aligned with `args`), else the transpos
 op's registry vjp (the vjp is linear in the cotangent, so differentiating
 <vjp(u), t> by u gives J t), which every differentiable op has. Ops with float outputs and
 neither raise NotImplementedError naming the op. Backward ops run under the mode too, so
-forward-over-reverse (hessian = jacfwd(jacrev(f))) works. One level at a time: nested
-levels raise NotImplementedError.
+forward-over-reverse (hessian = jacfwd(jacrev(f))) works. Levels nest (jacfwd(jacfwd(f))):
+each tensor keeps a tangent per level, and a level's rules run with only that level's mode
+popped, so outer levels differentiate the inner tangents.
 """
 from collections import namedtuple
 
@@ -23,12 +24,15 @@ _LEVELS = []     # active _ForwardMode objects (at most one)
 
 
 def _tangent(t, level):
-    ft = getattr(t, "_fw_tangent", None)
-    return ft[1] if ft is not None and ft[0] == level else None
+    ft = t.__dict__.get("_fw_tangent")
+    return None if ft is None else ft.get(level)
 
 
 def _set_tangent(t, level, tangent, mode):
-    t._fw_tangent = (level, tangent)
+    ft = t.__dict__.get("_fw_tangent")
+    if ft is None:
+        ft = t._fw_tangent = {}
+    ft[level] = tangent
     mode.tracked.append(t)
 
 
@@ -125,9 +129,6 @@ def _transpose_vjp(func, args, tans, out):
 
 def enter_dual_level():
     """Start a forward AD level (use `dual_level()`); returns its index."""
-    if _LEVELS:
-        raise NotImplementedError("ember: nested forward AD levels are not supported; only one "
-                                  "dual_level can be active at a time")
     from .._functorch import jvp_rules  # noqa: F401  (attaches the registry's jvp rules)
     mode = _ForwardMode(len(_LEVELS))
     _dispatch.push_mode(mode)
@@ -142,8 +143,7 @@ def exit_dual_level(*, level=None):
     mode = _LEVELS.pop()
     _dispatch.pop_mode(mode)
     for t in mode.tracked:           # tangents do not outlive their level
-        if getattr(t, "_fw_tangent", (None,))[0] == mode.level:
-            del t._fw_tangent
+        t.__dict__.get("_fw_tangent", {}).pop(mode.level, None)
     mode.tracked.clear()
 
 
