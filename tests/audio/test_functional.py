@@ -228,3 +228,34 @@ def test_add_noise_and_edit_distance(ta):
     _close(e, t, atol=1e-5)
     for a, b in [("kitten", "sitting"), (["a", "b", "c"], ["a", "c"]), ("", "abc")]:
         assert EF.edit_distance(a, b) == ta.functional.edit_distance(a, b)
+
+
+def test_deemph_riaa_overdrive(ta):
+    x = _wave((2, 3000)) * 0.5
+    tx, ex = torch.from_numpy(x), ember.tensor(x)
+    for sr in (44100, 48000):
+        _close(EF.deemph_biquad(ex, sr), ta.functional.deemph_biquad(tx, sr), atol=1e-5)
+    for sr in (44100, 96000):
+        _close(EF.riaa_biquad(ex, sr), ta.functional.riaa_biquad(tx, sr), atol=1e-4)
+    _close(EF.overdrive(ex, 15, 30), ta.functional.overdrive(tx, 15, 30), atol=1e-5)
+    with pytest.raises(ValueError, match="Sample rate"):
+        EF.riaa_biquad(ex, 8000)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(cmn_window=50, min_cmn_window=10),
+                                dict(cmn_window=40, center=True, norm_vars=True),
+                                dict(cmn_window=30, min_cmn_window=5, norm_vars=True)])
+def test_sliding_window_cmn(ta, kw):
+    x = _wave((2, 120, 13)).astype(np.float64)
+    _close(EF.sliding_window_cmn(ember.tensor(x), **kw),
+           ta.functional.sliding_window_cmn(torch.from_numpy(x), **kw), atol=1e-8)
+    _close(EF.sliding_window_cmn(ember.tensor(x[0]), **kw),
+           ta.functional.sliding_window_cmn(torch.from_numpy(x[0]), **kw), atol=1e-8)
+
+
+def test_loudness(ta):
+    x = _wave((2, 2, 8000)) * 0.3
+    t = ta.functional.loudness(torch.from_numpy(x), 8000)
+    e = EF.loudness(ember.tensor(x), 8000)
+    assert tuple(e.shape) == tuple(t.shape)
+    _close(e, t, atol=1e-3)

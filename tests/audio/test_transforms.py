@@ -156,3 +156,13 @@ def test_inverse_mel_scale(ta):
     e = ET.InverseMelScale(n_stft=129, n_mels=16, sample_rate=16000)(ember.tensor(mel.numpy()))
     assert tuple(e.shape) == tuple(t.shape)
     np.testing.assert_allclose(e.numpy(), t.numpy(), atol=1e-3, rtol=1e-3)
+
+
+def test_sliding_window_cmn_and_loudness_modules(ta):
+    x = _wave((2, 100, 13))
+    _check(ET.SlidingWindowCmn(40, 10, norm_vars=True),
+           ta.transforms.SlidingWindowCmn(40, 10, norm_vars=True), ember.tensor(x),
+           torch.from_numpy(x), atol=1e-4)
+    w = _wave((2, 8000)) * 0.3
+    _check(ET.Loudness(8000), ta.transforms.Loudness(8000), ember.tensor(w), torch.from_numpy(w),
+           atol=1e-3)

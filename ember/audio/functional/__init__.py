@@ -3,3 +3,4 @@ from ._filtering import *
 from ._resample import *
 from ._spectral import *
 from ._misc import *
+from ._effects import *

@@ -8,7 +8,7 @@ from .. import functional as F
 from ..functional._resample import _apply_sinc_resample_kernel, _get_sinc_resample_kernel
 
 __all__ = ["Resample", "Speed", "PitchShift", "Fade", "Vol", "MuLawEncoding",
-           "MuLawDecoding", "FrequencyMasking", "TimeMasking"]
+           "MuLawDecoding", "FrequencyMasking", "TimeMasking", "SlidingWindowCmn", "Loudness"]
 
 
 class Resample(nn.Module):
@@ -173,3 +173,27 @@ class TimeMasking(_AxisMasking):
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"The value of p must be between 0.0 and 1.0 ({p} given).")
         super().__init__(time_mask_param, 2, iid_masks, p=p)
+
+
+class SlidingWindowCmn(nn.Module):
+    """Sliding-window cepstral mean (and variance) normalisation, Kaldi-style."""
+
+    def __init__(self, cmn_window=600, min_cmn_window=100, center=False, norm_vars=False):
+        super().__init__()
+        self.cmn_window, self.min_cmn_window = cmn_window, min_cmn_window
+        self.center, self.norm_vars = center, norm_vars
+
+    def forward(self, specgram):
+        return F.sliding_window_cmn(specgram, self.cmn_window, self.min_cmn_window,
+                                    self.center, self.norm_vars)
+
+
+class Loudness(nn.Module):
+    """Integrated loudness (LKFS, ITU-R BS.1770-4) of (..., channels, time) audio."""
+
+    def __init__(self, sample_rate):
+        super().__init__()
+        self.sample_rate = sample_rate
+
+    def forward(self, wavefrom):
+        return F.loudness(wavefrom, self.sample_rate)
