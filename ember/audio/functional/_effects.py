@@ -91,7 +91,10 @@ def sliding_window_cmn(specgram, cmn_window=600, min_cmn_window=100, center=Fals
     feature, windows chosen as Kaldi's apply-cmvn-sliding does. specgram: (..., time, feat)."""
     shape = tuple(specgram.shape)
     num_frames, num_feats = shape[-2:]
-    x = specgram.reshape(-1, num_frames, num_feats)
+    dtype = specgram.dtype
+    # window sums as differences of a cumulative sum: accumulate in float64 so that the
+    # differences keep the precision of torchaudio's running sums
+    x = specgram.reshape(-1, num_frames, num_feats).to(ember.float64)
     starts, ends = _cmn_windows(num_frames, cmn_window, min_cmn_window, center)
     s_idx, e_idx = ember.tensor(starts), ember.tensor(ends)
     counts = (e_idx - s_idx).to(x.dtype).reshape(1, -1, 1)
@@ -103,7 +106,7 @@ def sliding_window_cmn(specgram, cmn_window=600, min_cmn_window=100, center=Fals
         total2 = cs2.index_select(1, e_idx) - cs2.index_select(1, s_idx)
         variance = total2 / counts - total ** 2 / counts ** 2
         out = ember.where(counts == 1, ember.zeros_like(out), out * variance.pow(-0.5))
-    out = out.reshape(shape[:-2] + (num_frames, num_feats))
+    out = out.to(dtype).reshape(shape[:-2] + (num_frames, num_feats))
     return out.squeeze(0) if len(shape) == 2 else out
 
 
