@@ -92,11 +92,16 @@ def _transpose_vjp(func, args, tans, out):
     from .grad_mode import enable_grad
     from ..ops.creation import zeros_like
     xs, ts, new = [], [], []
+    # an outer reverse pass (jacrev(jacfwd(f))) needs the tangent as a function of the
+    # primals and tangents: keep their graphs then
+    keep = _dispatch.STATE.grad_enabled and any(
+        isinstance(a, Tensor) and a.requires_grad or isinstance(t, Tensor) and t.requires_grad
+        for a, t in zip(args, tans))
 
     def prep(a, t):
         if t is None or a._dtype._kind < 2:
-            return a.detach()
-        x = a.detach().requires_grad_()
+            return a if keep else a.detach()
+        x = a.view_as(a) if keep and a.requires_grad else a.detach().requires_grad_()
         xs.append(x)
         ts.append(t)
         return x
@@ -118,7 +123,8 @@ def _transpose_vjp(func, args, tans, out):
         gs = agrad([os_[i] for i in pos], xs, us, create_graph=True, allow_unused=True)
         pairs = [(g, t) for g, t in zip(gs, ts) if g is not None and g.requires_grad]
         if pairs:
-            jv = agrad([g for g, _ in pairs], us, [t for _, t in pairs], allow_unused=True)
+            jv = agrad([g for g, _ in pairs], us, [t for _, t in pairs], allow_unused=True,
+                       create_graph=keep)
         else:
             jv = [None] * len(us)
     res = [None] * len(outs)
