@@ -181,3 +181,48 @@ def test_anomaly_nan_check_runs_inside_profiled_backward():
             with pytest.raises(RuntimeError, match="returned nan values"):
                 NanBack.apply(x).sum().backward()
     assert engine._WRAPPED[0] is None
+
+
+def test_determinism_check_runs_after_user_modes_and_profiler(monkeypatch):
+    """The check sits after every dispatch mode: they see the op, then it raises."""
+    from ember import _determinism
+    monkeypatch.setattr(_determinism, "DETERMINISTIC_BACKENDS", frozenset({"meta"}))
+    x, idx, src = ember.zeros(3), ember.tensor([0, 2]), ember.ones(2)
+    log = []
+    ember.use_deterministic_algorithms(True)
+    try:
+        with ember.profiler.profile() as p, Log("u", log):
+            with pytest.raises(RuntimeError, match="index_add_cpu does not have a deterministic"):
+                x.index_add(0, idx, src)
+    finally:
+        ember.use_deterministic_algorithms(False)
+    assert [name for _, name, _ in log] == ["index_add"]
+    assert "aten::index_add" in _names(p)
+    r = x.index_add(0, idx, src)             # mode off: runs
+    np.testing.assert_array_equal(r.numpy(), [1, 0, 1])
+
+
+# ------------------------------------------------------- the record fast path (point 7)
+
+@pytest.mark.parametrize("L", [ember, torch], ids=["ember", "torch"])
+def test_binary_record_fast_path_matches_torch(L):
+    """`a * b` / `a + b` on tensors that require grad record through record_binary; its
+    nodes (their own ctx) must behave as PyTorch's: names, double backward, release."""
+    a = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = L.tensor([0.5, -1.0, 2.0])
+    y = a * a + b
+    assert type(y.grad_fn).__name__ == "AddBackward0"
+    assert type(y.grad_fn.next_functions[0][0]).__name__ == "MulBackward0"
+    (g,) = L.autograd.grad(y.sum(), a, create_graph=True)
+    (gg,) = L.autograd.grad(g.sum(), a)
+    np.testing.assert_allclose(g.detach().numpy(), [2.0, 4.0, 6.0])
+    np.testing.assert_allclose(gg.numpy(), [2.0, 2.0, 2.0])
+    z = a * b
+    z.sum().backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        z.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [0.5, -1.0, 2.0])
+    w = a + b                              # add saves nothing: backward runs twice
+    w.sum().backward()
+    w.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [2.5, 1.0, 4.0])
