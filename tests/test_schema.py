@@ -103,11 +103,13 @@ EMBER_ONLY = {
     "arange": "arange.start_step_n: the public function resolves end into a count n and dtype",
     "prod": "prod.dim_IntList: one op reduces any set of dims (aten has prod and prod.dim_int)",
     "unique": "one op for _unique2/unique_dim: sorted/inverse/counts flags and optional dim",
+    "_sparse_segment_sum": "the duplicate-summing scatter behind coalesce and to_dense",
 }
 
 # Ops whose schema differs from aten's overload of the same name, and why.
 DIFFERS = {
     "_embedding_bag": "padding_idx=None means none (aten uses -1)",
+    "_sparse_mm": "takes the COO tensor's components (indices, values, rows), not the tensor",
     "_log_softmax_backward_data": "no input_dtype: the gradient keeps grad_output's dtype",
     "_softmax_backward_data": "no input_dtype: the gradient keeps grad_output's dtype",
     "acosh_": "the in-place method's twin: computes out of place, the method commits with copy_",

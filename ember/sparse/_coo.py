@@ -188,8 +188,18 @@ class SparseCooTensor(SparseTensorBase):
 
     @property
     def grad(self):
+        """The gradient w.r.t. the tensor as PyTorch defines it: one entry per distinct
+        index (duplicates of an uncoalesced leaf share one position, so their values'
+        gradients are that position's gradient, taken once, not summed)."""
         g = self._vals.grad
-        return None if g is None else make_coo(self._ix, g, self.shape, self._coalesced)
+        if g is None:
+            return None
+        if self._coalesced:
+            return make_coo(self._ix, g, self.shape, True)
+        sizes = self.shape[:self.sparse_dim()]
+        uniq, first = np.unique(_lin(self._ix._data, sizes), return_index=True)
+        idx = np.array(np.unravel_index(uniq, sizes), dtype=np.int64).reshape(len(sizes), -1)
+        return make_coo(as_index(idx), g.index_select(0, as_index(first)), self.shape, True)
 
     @grad.setter
     def grad(self, value):
@@ -278,6 +288,25 @@ class SparseCooTensor(SparseTensorBase):
     def T(self):
         return self.t()
 
+    @property
+    def mT(self):
+        return self.transpose(-2, -1)
+
+    def permute(self, *dims):
+        """Sparse dims permute the index rows, dense dims the values' trailing axes."""
+        dims = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (list, tuple)) \
+            else dims
+        dims = tuple(d % self.ndim for d in dims)
+        sd = self.sparse_dim()
+        if sorted(dims) != list(range(self.ndim)) or sorted(dims[:sd]) != list(range(sd)):
+            raise RuntimeError(f"permute(sparse_coo): transpositions between sparse and dense "
+                               f"dimensions are not allowed (dims {list(dims)}, sparse_dim "
+                               f"{sd})")
+        vals = self._vals.permute((0,) + tuple(d - sd + 1 for d in dims[sd:]))
+        shape = [self.shape[d] for d in dims]
+        return make_coo(as_index(self._ix._data[list(dims[:sd])]), vals, shape,
+                        self._coalesced and dims[:sd] == tuple(range(sd)))
+
     def conj(self):
         return self if not self._dtype.is_complex else self._with_values(self._vals.conj())
 
@@ -294,8 +323,9 @@ class SparseCooTensor(SparseTensorBase):
             idx = as_index(np.concatenate([self._ix._data, other._ix._data], 1))
             out = make_coo(idx, cat([self._vals, ov.to(self._vals.dtype)]), self.shape)
             return out.coalesce() if self._coalesced and other._coalesced else out
-        if isinstance(other, Tensor):       # sparse + dense -> dense
-            return self.to_dense() + (other if alpha == 1 else other * alpha)
+        if isinstance(other, Tensor):       # PyTorch adds dense + sparse only
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
+                               "instead.")
         raise NotImplementedError("add(sparse, number): adding a scalar to a sparse tensor "
                                   "would make it dense; call .to_dense() first")
 

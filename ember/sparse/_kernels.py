@@ -33,7 +33,13 @@ def _refuse(op, args):
 
 
 def _on_values(op):
+    """f applied to the values; like PyTorch's sparse kernels, COO input is coalesced
+    first (f of a sum of duplicates is not the sum of f), except for neg, which is linear."""
+    linear = op.name == "neg"
+
     def kernel(x, *rest):
+        if not linear and isinstance(x, SparseCooTensor):
+            x = x.coalesce()
         return x._with_values(dispatch(op, (x._vals,) + rest))
     return kernel
 
@@ -66,5 +72,6 @@ def install():
         if op is not None:
             op.kernels["sparse"] = _on_values(op)
     REGISTRY["sum"].kernels["sparse"] = _sum
+    REGISTRY["permute"].kernels["sparse"] = lambda x, dims: x.permute(dims)
     for name in ("mm", "matmul"):
         REGISTRY[name].kernels["sparse"] = _mm
