@@ -229,8 +229,11 @@ def ddp_train(rank, ws, port, path, framework, opts):
         with lib.no_grad():
             for p in model.parameters():
                 p.add_(1.0)
+    cap = opts.get("bucket_cap_mb", 25)
+    if framework == "torch":
+        cap = opts.get("torch_bucket_cap_mb", cap)
     ddp = lib.nn.parallel.DistributedDataParallel(
-        model, bucket_cap_mb=opts.get("bucket_cap_mb", 25),
+        model, bucket_cap_mb=cap,
         gradient_as_bucket_view=opts.get("grad_view", False))
     if opts.get("hook") == "fp16":
         from importlib import import_module
