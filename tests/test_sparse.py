@@ -314,3 +314,22 @@ def test_shape_errors():
         e + ember.sparse_coo_tensor([[0], [0]], [1.0], (2, 2))
     with pytest.raises(RuntimeError, match="numpy"):
         e.numpy()
+
+
+def test_mm_with_both_grads_points_to_sparse_mm():
+    e, _ = pair(requires_grad=True)
+    x, _ = rand(4, 2)
+    x.requires_grad_(True)
+    with pytest.raises(NotImplementedError, match="ember.sparse.mm"):
+        ember.mm(e, x)
+    ember.sparse.mm(e, x).sum().backward()          # the supported spelling records both
+    assert e.grad is not None and x.grad is not None
+
+
+def test_sparse_classes_keep_the_dense_fast_path():
+    """No __torch_function__ override: defining them does not turn on dispatch's
+    argument-type check for every dense call."""
+    from ember._dispatch import overrides_tf
+    assert not overrides_tf(ember.sparse.SparseCooTensor)
+    assert not overrides_tf(ember.sparse.SparseCsrTensor)
+    assert (ember.ones(2) + ember.ones(2)).__class__ is ember.Tensor
