@@ -154,14 +154,25 @@ def _max_pool_np(x, n, kernel, stride, padding, dilation, ceil_mode):
     w = _windows(xc, n, kernel, stride, padding, dilation, osize, _lowest(xc.dtype))
     arg = np.argmax(w, axis=-1)
     val = np.take_along_axis(w, arg[..., None], -1)[..., 0].astype(x.dtype)
-    pos = np.unravel_index(arg, kernel)
+    if xc.dtype.kind == "f":
+        nan = np.isnan(val)
+        if nan.any():       # PyTorch's `val > maxval || isnan(val)`: a window's last NaN
+            arg[nan] = w.shape[-1] - 1 - np.argmax(np.isnan(w[nan][:, ::-1]), axis=-1)
+    if not val.size:
+        return val, np.zeros(val.shape, np.int64)
+    # the flat input index of every (output position, kernel offset), clipped into the
+    # input per dimension, is a small table: one lookup per output instead of unravelling
+    # and re-ravelling every argmax
+    pos = np.unravel_index(np.arange(math.prod(kernel)), kernel)
     coords = []
     for k in range(n):
         start = np.arange(osize[k]) * stride[k] - padding[k]
-        coords.append(start.reshape((-1,) + (1,) * (n - 1 - k)) + dilation[k] * pos[k])
-    idx = np.ravel_multi_index(coords, isize, mode="clip") if val.size else \
-        np.zeros(val.shape, np.int64)
-    return val, idx.astype(np.int64)
+        c = start.reshape((-1,) + (1,) * (n - k)) + dilation[k] * pos[k]
+        coords.append(c)
+    table = np.ravel_multi_index(np.broadcast_arrays(*coords), isize, mode="clip")
+    flat = arg.reshape(-1, math.prod(osize))
+    flat += np.arange(flat.shape[1]) * table.shape[-1]
+    return val, table.reshape(-1)[flat].reshape(arg.shape)
 
 
 def _max_pool_meta(n, name, with_indices=True):
@@ -607,8 +618,29 @@ def _constant_pad_vjp(ctx, grad):
     return constant_pad_nd(grad, [-p for p in pad], 0), None, None
 
 
+def _constant_pad_decomp(x, pad, value=0):
+    """Per padded dim (last first): slice off negative pads, cat full blocks for positive."""
+    from .. import _prims as P
+    for i in range(len(pad) // 2):
+        d = x.dim() - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        n = x.shape[d]
+        if lo < 0 or hi < 0:
+            x = P.slice(x, d, max(-lo, 0), n + min(hi, 0), 1)
+        shape = list(x.shape)
+        parts = [x]
+        if lo > 0:
+            parts.insert(0, P.full(shape[:d] + [lo] + shape[d + 1:], value, x.dtype))
+        if hi > 0:
+            parts.append(P.full(shape[:d] + [hi] + shape[d + 1:], value, x.dtype))
+        if len(parts) > 1:
+            x = P.cat(parts, d)
+    return x
+
+
 CONSTANT_PAD = register("constant_pad_nd", _constant_pad_np, meta=_constant_pad_meta,
                         vjp=_constant_pad_vjp, save=(), check=True, tags=("shape",),
+                        decomp=_constant_pad_decomp,
                         schema="constant_pad_nd(Tensor self, SymInt[] pad, "
                                "Scalar value=0) -> Tensor")
 
