@@ -168,7 +168,8 @@ class SparseTensorBase(Tensor):
 
     def __repr__(self):
         return (f"{self._repr_head()}size={tuple(self.shape)}, nnz={self._nnz()}, "
-                f"dtype={self._dtype}, layout={self.layout}"
+                + ("" if self._dtype == D.get_default_dtype() else f"dtype={self._dtype}, ")
+                + f"layout={self.layout}"
                 + (", requires_grad=True" if self.requires_grad else "") + ")")
 
     __str__ = __repr__
