@@ -276,3 +276,20 @@ def test_split_messages():
     assert msg.startswith("Sizes of tensors must match except in dimension 0")
     msg = check_error(lambda L, x: L.stack([x, x[:2]]), A)
     assert "stack expects each tensor to be equal size" in msg
+
+
+def test_as_strided_gradient_accumulates_over_overlapping_windows():
+    """Overlapping windows (unfold-style framing) each send their gradient back: torch
+    gives [1, 2, 3, 2, 1, 0] here; a scatter that overwrites gave [1, 1, 1, 1, 1, 0]."""
+    import torch as T
+    for size, stride, off in [((3, 3), (1, 1), 0), ((2, 2, 3), (4, 1, 2), 1), ((4, 2), (2, 3), 0)]:
+        grads = []
+        for L in (ember, T):
+            x = L.arange(12.0, dtype=L.float64).requires_grad_()
+            w = L.arange(float(np.prod(size)), dtype=L.float64).reshape(size)
+            (x.as_strided(size, stride, off) * w).sum().backward()
+            grads.append(x.grad.tolist())
+        assert grads[0] == grads[1]
+    x = ember.randn(8, dtype=ember.float64, requires_grad=True)
+    fn = lambda t: t.as_strided((4, 3), (1, 1), 1) ** 2
+    assert ember.autograd.gradcheck(fn, (x,)) and ember.autograd.gradgradcheck(fn, (x,))

@@ -151,10 +151,21 @@ def _storage_flat(a):
 
 
 def _as_strided_vjp(ctx, g):
-    (shape,) = [ctx.shapes[0]]
-    from .creation import zeros
+    """grad_input[p] = sum of g over the output elements read from storage position p.
+
+    Windows may overlap (unfold-style framing), so the gradient accumulates (index_add),
+    as PyTorch's as_strided_backward does; positions are taken on the input's contiguous
+    layout, relative to its first element (the forward's storage view)."""
+    from .creation import tensor, zeros
+    shape = ctx.shapes[0]
     _, size, stride, off = ctx.args
-    return (as_strided_scatter(zeros(shape, dtype=g.dtype), g, size, stride, off), None, None, None)
+    pos = np.full(tuple(size), off, dtype=np.int64)
+    for k, (n, st) in enumerate(zip(size, stride)):
+        step = np.arange(n, dtype=np.int64) * st
+        pos += step.reshape((n,) + (1,) * (len(size) - k - 1))
+    flat = zeros(int(np.prod(shape, dtype=np.int64)), dtype=g.dtype)
+    grad = flat.index_add(0, tensor(pos.reshape(-1)), g.reshape(-1))
+    return grad.reshape(shape), None, None, None
 
 
 def _as_strided_meta(a, size, stride, storage_offset=0):
@@ -623,7 +634,18 @@ def _split_meta(a, sizes, dim):
     return tuple((_replace_dim(a.shape, dim, s), a.dtype) for s in sizes)
 
 
+def _split_decomp(a, sizes, dim=0):
+    """Consecutive slices along dim."""
+    from .. import _prims as P
+    outs, start = [], 0
+    for s in sizes:
+        outs.append(P.slice(a, dim, start, start + s, 1))
+        start += s
+    return tuple(outs)
+
+
 SPLIT = register("split_with_sizes", _split_kernel, view=True, save=(2,), meta=_split_meta,
+                 decomp=_split_decomp,
                  vjp=lambda ctx, *gs: (cat(list(gs), ctx.args[2]), None, None),
                  schema="split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, "
                         "int dim=0) -> Tensor(a)[]")
@@ -698,7 +720,13 @@ def _unbind_kernel(a, dim):
     return tuple(a[_dim_key(a.ndim, dim, i)] for i in range(a.shape[dim]))
 
 
-UNBIND = register("unbind", _unbind_kernel, view=True, save=(1,),
+def _unbind_decomp(a, dim=0):
+    """One select per index along dim."""
+    from .. import _prims as P
+    return tuple(P.select(a, dim, i) for i in range(a.shape[dim]))
+
+
+UNBIND = register("unbind", _unbind_kernel, view=True, save=(1,), decomp=_unbind_decomp,
                   meta=lambda a, dim: ((_replace_dim(a.shape, dim, None), a.dtype),) * a.shape[dim],
                   vjp=lambda ctx, *gs: (stack(list(gs), ctx.args[1]), None),
                   schema="unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]")
