@@ -354,3 +354,17 @@ def test_repr_names_layout_and_nnz():
     e, t = pair()
     assert repr(e).replace(" ", "") == repr(t).replace(" ", "")
     assert "layout=torch.sparse_csr" in repr(e.to_sparse_csr())
+
+
+def test_sparse_at_sparse_values_and_grads():
+    e, t = pair(requires_grad=True)
+    bi, bv = [[3, 1, 0, 1], [0, 1, 1, 0]], [1.0, 2.0, 3.0, -1.0]
+    eb = ember.sparse_coo_tensor(bi, bv, (4, 2), requires_grad=True)
+    tb = torch.sparse_coo_tensor(torch.tensor(bi), torch.tensor(bv), (4, 2), requires_grad=True)
+    ce, ct = ember.sparse.mm(e, eb), torch.sparse.mm(t, tb)
+    same(ce, ct, 1e-6)
+    same(e @ eb.to_sparse_csr(), t @ tb, 1e-6)
+    ce.to_dense().pow(2).sum().backward()
+    ct.to_dense().pow(2).sum().backward()
+    same(e.grad.to_dense(), t.grad.to_dense(), 1e-5)
+    same(eb.grad.to_dense(), tb.grad.to_dense(), 1e-5)

@@ -389,8 +389,8 @@ def mm_coo(a, dense):
                                   f"dims, got sparse_dim={a.sparse_dim()}, "
                                   f"dense_dim={a.dense_dim()}")
     if isinstance(dense, SparseTensorBase):
-        raise NotImplementedError("mm: sparse @ sparse is not supported in ember; "
-                                  "call .to_dense() on one operand")
+        return _mm_sparse_sparse(a, dense if isinstance(dense, SparseCooTensor)
+                                 else dense.to_sparse())
     if dense.ndim != 2:
         if dense.ndim == 1:      # torch.mv-like: (m, k) @ (k,) -> (m,)
             return mm_coo(a, dense.unsqueeze(1)).squeeze(1)
@@ -399,3 +399,29 @@ def mm_coo(a, dense):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x"
                            f"{a.shape[1]} and {dense.shape[0]}x{dense.shape[1]})")
     return sparse_mm(a._ix, a._vals, dense, a.shape[0])
+
+
+def _mm_sparse_sparse(a, b):
+    """2-d COO @ 2-d COO -> coalesced COO. Every pair (a[i, k], b[k, j]) is one product
+    term: the pairs are found in NumPy (a join on k), their values multiplied with
+    index_select and summed per (i, j) by coalesce, so gradients reach both values."""
+    if b.sparse_dim() != 2 or b.dense_dim() != 0:
+        raise NotImplementedError("mm: sparse @ sparse needs 2-d COO operands with 0 dense "
+                                  "dims")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x"
+                           f"{a.shape[1]} and {b.shape[0]}x{b.shape[1]})")
+    if a._dtype != b._dtype:
+        raise RuntimeError(f"mm: expected both sparse operands to have the same dtype, but "
+                           f"got {a._dtype} and {b._dtype}")
+    ai, bi = a._ix._data, b._ix._data
+    order = np.argsort(bi[0], kind="stable")
+    counts = np.bincount(bi[0], minlength=b.shape[0])
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    per_a = counts[ai[1]]
+    pa = np.repeat(np.arange(ai.shape[1]), per_a)
+    offsets = np.arange(pa.shape[0]) - np.repeat(np.cumsum(per_a) - per_a, per_a)
+    pb = order[np.repeat(starts[ai[1]], per_a) + offsets]
+    vals = a._vals.index_select(0, as_index(pa)) * b._vals.index_select(0, as_index(pb))
+    idx = as_index(np.stack([ai[0][pa], bi[1][pb]]).reshape(2, -1))
+    return make_coo(idx, vals, (a.shape[0], b.shape[1])).coalesce()
