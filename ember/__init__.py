@@ -154,3 +154,7 @@ from . import masked, nested, signal  # noqa: E402,F401  (torch.masked, torch.ne
 from . import distributed, multiprocessing  # noqa: E402,F401  (torch.distributed, torch.multiprocessing)
 from . import func  # noqa: E402,F401  (torch.func)
 from .func import vmap  # noqa: E402,F401  (torch.vmap)
+from . import functional  # noqa: E402,F401  (torch.functional: stft/istft)
+from .functional import stft, istft  # noqa: E402,F401
+Tensor.stft = functional.stft
+Tensor.istft = functional.istft

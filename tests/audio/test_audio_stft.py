@@ -1,4 +1,4 @@
-"""ember.audio._stft (stft/istft with torch's signature) against torch.stft/istft."""
+"""ember.functional (stft/istft with torch's signature) against torch.stft/istft."""
 import warnings
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import ember
-from ember.audio._stft import istft, stft
+from ember.functional import istft, stft
 
 CASES = [dict(n_fft=64), dict(n_fft=64, hop_length=10, win_length=50, window=True),
          dict(n_fft=64, center=False, normalized=True, window=True),

@@ -4,7 +4,7 @@ import math
 
 import ember
 import ember.nn.functional as F
-from .._stft import istft, stft
+from ...functional import istft, stft
 from ._spectral import phase_vocoder
 
 __all__ = ["resample", "speed", "pitch_shift"]

@@ -4,7 +4,7 @@ import warnings
 
 import ember
 import ember.nn.functional as F
-from .._stft import istft, stft
+from ...functional import istft, stft
 
 __all__ = ["spectrogram", "inverse_spectrogram", "griffinlim", "amplitude_to_DB",
            "DB_to_amplitude", "melscale_fbanks", "linear_fbanks", "create_dct",

@@ -1,12 +1,11 @@
-"""stft / istft with torch.stft's signature, built from ember ops (so autograd flows).
+"""torch.functional's spectral pair: stft / istft, built from ember ops (so autograd flows).
 
-Lives here until the lead exposes it as `ember.stft` / `Tensor.stft`; framing is `unfold`
-(a view), the transform is `ember.fft`, overlap-add in istft is `index_add`.
+Framing is `unfold` (a view), the transform is `ember.fft`, overlap-add in istft is
+`index_add`; exposed as `ember.stft`/`ember.istft` and `Tensor.stft`/`Tensor.istft`.
 """
 import warnings
 
 import ember
-import ember.nn.functional as F
 
 __all__ = ["stft", "istft"]
 
@@ -25,7 +24,7 @@ def _window_for(window, n_fft, win_length, like, op):
                            f"{win_length}, but got window with size {tuple(window.shape)}")
     if win_length < n_fft:
         left = (n_fft - win_length) // 2
-        window = F.pad(window, (left, n_fft - win_length - left))
+        window = ember.nn.functional.pad(window, (left, n_fft - win_length - left))
     return window
 
 
@@ -52,7 +51,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop_length}")
     if center:
         pad = n_fft // 2
-        x = F.pad(x.unsqueeze(1), (pad, pad), mode=pad_mode).squeeze(1)
+        x = ember.nn.functional.pad(x.unsqueeze(1), (pad, pad), mode=pad_mode).squeeze(1)
     length = x.shape[-1]
     if not 0 < n_fft <= length:
         raise RuntimeError(f"stft: expected 0 < n_fft <= {length}, but got n_fft={n_fft}")
@@ -141,5 +140,5 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         warnings.warn("The length of signal is shorter than the length parameter. Result is "
                       "being padded with zeros in the tail. Please check your center and "
                       "hop_length settings.", UserWarning)
-        y = F.pad(y, (0, int(length) - y.shape[-1]))
+        y = ember.nn.functional.pad(y, (0, int(length) - y.shape[-1]))
     return y if batched else y.squeeze(0)
