@@ -49,8 +49,16 @@ def _nansum_vjp(ctx, g):
             None, None, None)
 
 
+def _nansum_decomp(a, dims=None, keepdim=False, dtype=None):
+    """sum with NaNs replaced by zeros."""
+    from .. import _prims as P
+    if a.dtype.is_floating_point or a.dtype.is_complex:
+        a = P.where(P.isnan(a), P.full((), 0, a.dtype), a)
+    return P.sum(a, dims, keepdim, dtype)
+
+
 NANSUM = register("nansum", _nansum_kernel, meta=_nansum_meta, vjp=_nansum_vjp, save=(0,),
-                  tags=("reduction",),
+                  tags=("reduction",), decomp=_nansum_decomp,
                   schema="nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, "
                          "ScalarType? dtype=None) -> Tensor")
 
@@ -212,8 +220,35 @@ def _norm_vjp(ctx, g):
     return (gi, None, None, None, None)
 
 
+def p_norm_decomp(a, p, dims, keepdim):
+    """The p-norm from prims: amax/amin of |a| for p = +-inf, the count of nonzeros for
+    p = 0, else sum(|a|**p) ** (1/p) (also linalg.vector_norm's decomposition)."""
+    from .. import _prims as P
+    if dims is not None and not isinstance(dims, int) and len(dims) == 0:
+        dims = None
+    x = P.abs(a)
+    if p == math.inf:
+        return P.amax(x, dims, keepdim)
+    if p == -math.inf:
+        return P.amin(x, dims, keepdim)
+    if p == 0:
+        return P._to_copy(P.sum(P.ne(x, 0), dims, keepdim, None), x.dtype)
+    if p == 1:
+        return P.sum(x, dims, keepdim, None)
+    if p == 2:
+        return P.sqrt(P.sum(P.mul(x, x), dims, keepdim, None))
+    return P.pow(P.sum(P.pow(x, p), dims, keepdim, None), 1.0 / p)
+
+
+def _norm_decomp(a, p, dims, keepdim, dtype=None):
+    from .. import _prims as P
+    if dtype is not None:
+        a = P._to_copy(a, dtype)
+    return p_norm_decomp(a, 2 if p is None else p, dims, keepdim)
+
+
 NORM = register("norm", _norm_kernel, meta=_norm_meta, vjp=_norm_vjp, save=(0,), save_out=True,
-                tags=("reduction",),
+                tags=("reduction",), decomp=_norm_decomp,
                 schema="norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1]? dim, "
                        "bool keepdim, *, ScalarType? dtype) -> Tensor")
 
@@ -279,7 +314,16 @@ def _count_nonzero_kernel(a, dims):
     return np.asarray(np.sum(a != 0, axis=dims, dtype=np.int64))
 
 
+def _count_nonzero_decomp(a, dims):
+    """sum of (a != 0) as int64."""
+    from .. import _prims as P
+    if dims is not None and len(dims) == 0:
+        dims = None
+    return P.sum(P.ne(a, 0), dims, False, D.int64)
+
+
 COUNT_NONZERO = register("count_nonzero", _count_nonzero_kernel, tags=("reduction",),
+                         decomp=_count_nonzero_decomp,
                          meta=lambda a, dims: (reduced_shape(a.shape, dims, False), D.int64),
                          schema="count_nonzero.dim_IntList(Tensor self, int[]? dim) -> Tensor")
 

@@ -225,7 +225,18 @@ def _clamp_vjp(ctx, g):
     return gx, glo, ghi
 
 
+def _clamp_decomp(x, lo=None, hi=None):
+    """maximum with the lower bound, then minimum with the upper (NaN propagates)."""
+    from .. import _prims as P
+    if lo is not None:
+        x = P.maximum(x, lo)
+    if hi is not None:
+        x = P.minimum(x, hi)
+    return x
+
+
 CLAMP = pointwise("clamp", _clamp_kernel, 3, DEFAULT, vjp=_clamp_vjp, allowed={0, 1, 2},
+                  decomp=_clamp_decomp,
                   schema="clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor")
 
 

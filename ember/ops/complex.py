@@ -73,8 +73,14 @@ def _parts_meta(name):
 COMPLEX = register("complex", _complex_kernel, meta=_parts_meta("complex"), vjp=_complex_vjp,
                    save=(), check=True, tags=("prim", "pointwise"),
                    schema="complex(Tensor real, Tensor imag) -> Tensor")
+def _polar_decomp(abs, angle):
+    """complex(abs cos(angle), abs sin(angle))."""
+    from .. import _prims as P
+    return P.complex(P.mul(abs, P.cos(angle)), P.mul(abs, P.sin(angle)))
+
+
 POLAR = register("polar", _polar_kernel, meta=_parts_meta("polar"), vjp=_polar_vjp,
-                 check=True, tags=("pointwise",), amp_policy="fp32",
+                 check=True, tags=("pointwise",), amp_policy="fp32", decomp=_polar_decomp,
                  schema="polar(Tensor abs, Tensor angle) -> Tensor")
 
 

@@ -76,8 +76,14 @@ def contiguous(self, memory_format=None):
 
 
 # only dispatched for non-contiguous inputs, so ascontiguousarray always copies
+def _contiguous_decomp(a):
+    """A C-order copy (reshape to its own shape, copying)."""
+    from .. import _prims as P
+    return P._reshape_copy(a, list(a.shape))
+
+
 CLONE_CONTIG = register("contiguous", np.ascontiguousarray, meta=_same_meta, tags=("copy",),
-                        vjp=lambda ctx, g: (g,), save=(),
+                        vjp=lambda ctx, g: (g,), save=(), decomp=_contiguous_decomp,
                         schema="contiguous(Tensor self) -> Tensor")
 CLONE_CONTIG.meta_layout = "contiguous"     # fake outputs: C order, not the input's
 

@@ -359,8 +359,16 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     return _result(t, out, "logspace", requires_grad, device)
 
 
+def _eye_decomp(n, m, dtype):
+    """iota(n)[:, None] == iota(m)[None, :], cast to dtype."""
+    from .. import _prims as P
+    hit = P.eq(P.unsqueeze(P.arange(0, 1, n, D.int64), 1),
+               P.unsqueeze(P.arange(0, 1, m, D.int64), 0))
+    return P._to_copy(hit, dtype)
+
+
 EYE = register("eye", lambda n, m, dtype: np.eye(n, m, dtype=dtype.np), tags=("factory",),
-               meta=lambda n, m, dtype: ((n, m), dtype),
+               meta=lambda n, m, dtype: ((n, m), dtype), decomp=_eye_decomp,
                schema="eye.m(SymInt n, SymInt m, *, ScalarType dtype) -> Tensor")
 
 

@@ -68,8 +68,22 @@ def _emb_vjp(ctx, g):
             None, None, None, None)
 
 
+def _embedding_decomp(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """index_select of the flattened indices, viewed back; the padding row enters detached,
+    so it gets no gradient (as the kernel's vjp)."""
+    from .. import _prims as P
+    if scale_grad_by_freq:
+        raise NotImplementedError("embedding: the decomposition does not scale gradients by "
+                                  "frequency (scale_grad_by_freq=True)")
+    if padding_idx is not None and padding_idx >= 0:
+        rows = P.eq(P.arange(0, 1, weight.shape[0], D.int64), padding_idx)
+        weight = P.where(P.unsqueeze(rows, 1), P.detach(weight), weight)
+    out = P.index_select(weight, 0, P.view(indices, [-1]))
+    return P.view(out, list(indices.shape) + [weight.shape[1]])
+
+
 EMBEDDING = register("embedding", _emb_kernel, meta=_emb_meta, vjp=_emb_vjp, tags=("gather",),
-                     save=(1,),
+                     save=(1,), decomp=_embedding_decomp,
                      schema="embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, "
                             "bool scale_grad_by_freq=False, bool sparse=False) -> Tensor")
 

@@ -638,8 +638,14 @@ def _trace_vjp(ctx, g):
     return (S.diagonal_scatter(_zeros(shape, g.dtype), diag),)
 
 
+def _trace_decomp(a):
+    """sum of the main diagonal."""
+    from .. import _prims as P
+    return P.sum(P.diagonal(a, 0, 0, 1), None, False, None)
+
+
 TRACE = register("trace", _trace_kernel, meta=_trace_meta, save=(), vjp=_trace_vjp,
-                 check=True, tags=("reduction",), amp_policy="fp32",
+                 check=True, tags=("reduction",), amp_policy="fp32", decomp=_trace_decomp,
                  schema="trace(Tensor self) -> Tensor")
 
 

@@ -726,8 +726,23 @@ def _check_index_fill(index, value):
                            f"tensor with {value._data.ndim} dimension(s).")
 
 
+def _index_fill_decomp(x, dim, index, value):
+    """where(position along dim is in index, value, x): the mask from iota == index."""
+    from .. import _prims as P
+    nd = max(x.dim(), 1)
+    dim = dim % nd
+    n = x.shape[dim] if x.dim() else 1
+    idx = P.remainder(P.view(index, [-1]), n)
+    hit = P.any(P.eq(P.unsqueeze(P.arange(0, 1, n, D.int64), 1), P.unsqueeze(idx, 0)), 1, False)
+    if x.dim():
+        hit = P.view(hit, [n if i == dim else 1 for i in range(nd)])
+    else:
+        hit = P.view(hit, [])
+    return P.where(hit, _fill_value(value, x.dtype), x)
+
+
 INDEX_FILL = register("index_fill", _index_fill_kernel, save=(1, 2), vjp=_index_fill_vjp,
-                      meta=_index_fill_meta, tags=("scatter",),
+                      meta=_index_fill_meta, tags=("scatter",), decomp=_index_fill_decomp,
                       schema="index_fill.int_Tensor(Tensor self, int dim, Tensor index, "
                              "Tensor value) -> Tensor")
 
@@ -788,8 +803,22 @@ def _masked_fill_meta(input, mask, value):
     return shape, input.dtype
 
 
+def _fill_value(value, dtype):
+    """A fill value (number or 0-d tensor) as a 0-d tensor of `dtype`."""
+    from .. import _prims as P
+    if isinstance(value, Tensor):
+        return value if value.dtype == dtype else P._to_copy(value, dtype)
+    return P.full((), value, dtype)
+
+
+def _masked_fill_decomp(x, mask, value):
+    """where(mask, value, x), the value cast to x's dtype."""
+    from .. import _prims as P
+    return P.where(mask, _fill_value(value, x.dtype), x)
+
+
 MASKED_FILL = register("masked_fill", _masked_fill_kernel, save=(1,), vjp=_masked_fill_vjp,
-                       meta=_masked_fill_meta, tags=("pointwise",),
+                       meta=_masked_fill_meta, tags=("pointwise",), decomp=_masked_fill_decomp,
                        schema="masked_fill.Tensor(Tensor self, Tensor mask, "
                               "Tensor value) -> Tensor")
 

@@ -135,7 +135,15 @@ def _stack_meta(tensors, dim):
     return tuple(shape), _promote_all([t.dtype for t in tensors])
 
 
+def _stack_decomp(tensors, dim=0):
+    """unsqueeze each input at dim, then cat."""
+    from .. import _prims as P
+    d = dim % (tensors[0].dim() + 1)
+    return P.cat([P.unsqueeze(t, d) for t in tensors], d)
+
+
 STACK = register("stack", _stack_kernel, save=(1,), meta=_stack_meta, tags=("shape",),
+                 decomp=_stack_decomp,
                  amp_policy="promote", vjp=lambda ctx, g: (list(unbind(g, ctx.args[1])), None),
                  schema="stack(Tensor[] tensors, int dim=0) -> Tensor")
 

@@ -43,8 +43,17 @@ def _fill_vjp(ctx, g):
     return (g * 0 if ctx.needs_input_grad[0] else None, gv)
 
 
+def _fill_decomp(x, value):
+    """The value cast to x's dtype, expanded to x's shape and copied."""
+    from .. import _prims as P
+    v = value if isinstance(value, Tensor) else P.full((), value, x.dtype)
+    if v.dtype != x.dtype:
+        v = P._to_copy(v, x.dtype)
+    return P.clone(P.expand(v, list(x.shape)), None)
+
+
 FILL = register("fill", _fill_kernel, meta=_fill_meta, vjp=_fill_vjp, check=True,
-                save=(1,), tags=("pointwise",),
+                save=(1,), tags=("pointwise",), decomp=_fill_decomp,
                 schema="fill.Tensor(Tensor self, Tensor value) -> Tensor")
 
 

@@ -101,11 +101,17 @@ def _threshold_backward_vjp(ctx, gg):
 
 # relu's backward as one op (PyTorch's threshold_backward): 0 where out <= threshold, else grad
 # (so a NaN input passes its gradient through, as in PyTorch)
+def _threshold_backward_decomp(g, out, threshold):
+    """where(out <= threshold, 0, grad)."""
+    from .. import _prims as P
+    return P.where(P.le(out, threshold), P.full((), 0, g.dtype), g)
+
+
 THRESHOLD_BACKWARD = register(
     "threshold_backward",
     lambda g, out, threshold: np.where(out <= threshold, 0, g).astype(g.dtype),
     meta=lambda g, out, threshold: (tuple(g.shape), g.dtype), vjp=_threshold_backward_vjp,
-    save=(1, 2), tags=("pointwise",),
+    save=(1, 2), tags=("pointwise",), decomp=_threshold_backward_decomp,
                               schema="threshold_backward(Tensor grad_output, Tensor self, "
                                      "Scalar threshold) -> Tensor")
 def _sign(a):

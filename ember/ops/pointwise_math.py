@@ -307,8 +307,25 @@ def _nan_to_num_args(input, nan=0.0, posinf=None, neginf=None):
     return (input, 0.0 if nan is None else nan, posinf, neginf)
 
 
+def _nan_to_num_decomp(a, nan=0.0, posinf=None, neginf=None):
+    """where(isnan), where(== inf), where(== -inf); complex: on the real and imaginary parts."""
+    from .. import _prims as P
+    if a.dtype.is_complex:
+        parts = _nan_to_num_decomp(P.view_as_real(a), nan, posinf, neginf)
+        return P.view_as_complex(parts)
+    if not a.dtype.is_floating_point:
+        return P.clone(a, None)
+    info = D.finfo(a.dtype)
+    hi = info.max if posinf is None else posinf
+    lo = info.min if neginf is None else neginf
+    r = P.where(P.isnan(a), P.full((), nan, a.dtype), a)
+    r = P.where(P.eq(r, math.inf), P.full((), hi, a.dtype), r)
+    return P.where(P.eq(r, -math.inf), P.full((), lo, a.dtype), r)
+
+
 NAN_TO_NUM = _NanToNum("nan_to_num", _nan_to_num_kernel, 1, DEFAULT,
                        vjp=lambda ctx, g: (g * _x(ctx).isfinite(), None, None, None),
+                       decomp=_nan_to_num_decomp,
                        schema="nan_to_num(Tensor self, float nan=0., float? posinf=None, "
                               "float? neginf=None) -> Tensor")
 REGISTRY["nan_to_num"] = NAN_TO_NUM
@@ -763,7 +780,19 @@ def _lerp_vjp(ctx, g):
             g * _c(b - a) if nw else None)
 
 
+def _lerp_decomp(a, b, w):
+    """a + w (b - a) for |w| < 0.5, else b - (b - a)(1 - w): PyTorch's two-sided formula."""
+    from .. import _prims as P
+    d = P.sub(b, a)
+    lo = P.add(a, P.mul(w, d))
+    hi = P.sub(b, P.mul(d, P.sub(1, w) if isinstance(w, Tensor) else 1 - w))
+    if not isinstance(w, Tensor):
+        return lo if abs(w) < 0.5 else hi
+    return P.where(P.lt(P.abs(w), 0.5), lo, hi)
+
+
 LERP = register_math("lerp", _lerp_kernel, 3, DEFAULT, vjp=_lerp_vjp, check=_lerp_check,
+                     decomp=_lerp_decomp,
                      schema="lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor")
 expose(LERP, "lerp")
 
@@ -810,10 +839,21 @@ def _addc_args(name):
     return norm
 
 
+def _addc_decomp(divide):
+    """self + value * t1 * t2 (addcmul) or self + value * t1 / t2 (addcdiv)."""
+    def decomp(a, t1, t2, value=1):
+        from .. import _prims as P
+        r = P.div(t1, t2) if divide else P.mul(t1, t2)
+        return P.add(a, r if value == 1 else P.mul(r, value))
+    return decomp
+
+
 ADDCMUL = register_math("addcmul", _addc_kernel(False), 3, DEFAULT, vjp=_addcmul_vjp,
+                        decomp=_addc_decomp(False),
                         schema="addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, "
                                "Scalar value=1) -> Tensor")
 ADDCDIV = register_math("addcdiv", _addc_kernel(True), 3, DEFAULT, vjp=_addcdiv_vjp,
+                        decomp=_addc_decomp(True),
                         check=_addcdiv_check,
                         schema="addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, "
                                "Scalar value=1) -> Tensor")

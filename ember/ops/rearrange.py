@@ -86,8 +86,21 @@ def _repeat_vjp(ctx, g):
     return summed.reshape(shape), None
 
 
+def _repeat_decomp(a, repeats):
+    """View as (1, s0, 1, s1, ...), expand to (r0, s0, r1, s1, ...), reshape (a copy)."""
+    from .. import _prims as P
+    lead = len(repeats) - a.dim()
+    sizes = [1] * lead + list(a.shape)
+    inter, final = [], []
+    for r, s in zip(repeats, sizes):
+        inter += [r, s]
+        final.append(r * s)
+    x = P.view(a, [n for s in sizes for n in (1, s)])
+    return P._reshape_copy(P.expand(x, inter), final)
+
+
 REPEAT = register("repeat", _repeat_kernel, save=(1,), meta=_repeat_meta, vjp=_repeat_vjp,
-                  tags=("shape",),
+                  tags=("shape",), decomp=_repeat_decomp,
                   schema="repeat(Tensor self, SymInt[] repeats) -> Tensor")
 
 
@@ -201,7 +214,17 @@ def _flip_meta(a, dims):
     return tuple(a.shape), a.dtype
 
 
+def _flip_decomp(a, dims):
+    """index_select with a descending iota along each flipped dim."""
+    from .. import _prims as P
+    for d in dims:
+        n = a.shape[d]
+        a = P.index_select(a, d, P.arange(n - 1, -1, n, D.int64))
+    return a
+
+
 FLIP = register("flip", _flip_kernel, save=(1,), tags=("shape",), meta=_flip_meta,
+                decomp=_flip_decomp,
                 vjp=lambda ctx, g: (dispatch(FLIP, (g, ctx.args[1])), None),
                 schema="flip(Tensor self, int[] dims) -> Tensor")
 
@@ -309,6 +332,18 @@ def _tri_check(ndim, opname):
         raise RuntimeError(f"{opname}: input tensor must have at least 2 dimensions")
 
 
+def _tri_decomp(lower):
+    """where(col - row <= k (tril) or >= k (triu), a, 0), rows and cols from iota."""
+    def decomp(a, diagonal=0):
+        from .. import _prims as P
+        r, c = a.shape[-2], a.shape[-1]
+        diff = P.sub(P.unsqueeze(P.arange(0, 1, c, D.int64), 0),
+                     P.unsqueeze(P.arange(0, 1, r, D.int64), 1))
+        keep = P.le(diff, diagonal) if lower else P.ge(diff, diagonal)
+        return P.where(keep, a, P.full((), 0, a.dtype))
+    return decomp
+
+
 def _tri_op(name, npfn):
     def kernel(a, diagonal):
         _tri_check(a.ndim, name)                 # np.tril would turn 1-d into 2-d
@@ -319,6 +354,7 @@ def _tri_op(name, npfn):
         return tuple(a.shape), a.dtype
 
     op = register(name, kernel, save=(1,), meta=meta, tags=("shape",),
+                  decomp=_tri_decomp(name == "tril"),
                   schema=f"{name}(Tensor self, SymInt diagonal=0) -> Tensor",
                   vjp=lambda ctx, g: (dispatch(op, (g, ctx.args[1])), None))
     return op

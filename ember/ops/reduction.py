@@ -123,8 +123,18 @@ def _sum_to_size_meta(a, shape):
     return shape, a.dtype
 
 
+def _sum_to_size_decomp(a, size):
+    """sum (keepdim) over the leading dims and the dims `size` has as 1, then view."""
+    from .. import _prims as P
+    lead = a.dim() - len(size)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(size)
+                                if s == 1 and a.shape[lead + i] != 1]
+    r = P.sum(a, tuple(dims), True, None) if dims else P.clone(a, None)
+    return P.view(r, list(size))
+
+
 SUM_TO_SIZE = register("sum_to_size", _sum_to_size_kernel, save=(), meta=_sum_to_size_meta,
-                       check=True, tags=("reduction",),
+                       check=True, tags=("reduction",), decomp=_sum_to_size_decomp,
                        vjp=lambda ctx, g: (g.expand(ctx.shapes[0]), None),
                        schema="sum_to_size(Tensor self, SymInt[] size) -> Tensor")
 
@@ -177,8 +187,26 @@ def _mean_vjp(ctx, g):
     return (unsqueeze_to(g, shape, dims, keepdim).expand(shape) / n, None, None, None)
 
 
+def _reduced_count(a, dims):
+    """How many elements each output of a reduction over `dims` sums."""
+    nd = a.dim()
+    if dims is None or (not isinstance(dims, int) and len(dims) == 0) or nd == 0:
+        return a.numel()
+    dims = [dims] if isinstance(dims, int) else dims
+    n = 1
+    for d in {d % nd for d in dims}:
+        n *= a.shape[d]
+    return n
+
+
+def _mean_decomp(a, dims, keepdim=False, dtype=None):
+    """sum / count (the sum in the requested dtype)."""
+    from .. import _prims as P
+    return P.div(P.sum(a, dims, keepdim, dtype), _reduced_count(a, dims))
+
+
 MEAN = register("mean", _mean_kernel, vjp=_mean_vjp, save=(1, 2, 3), tags=("reduction",),
-                meta=_mean_meta,
+                meta=_mean_meta, decomp=_mean_decomp,
                 schema="mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, "
                        "ScalarType? dtype=None) -> Tensor")
 
@@ -324,12 +352,20 @@ def _evenly_distribute_vjp(ctx, g):
     return (mask * (g / mask.sum()),)
 
 
+def _extreme_decomp(prim):
+    """max()/min() over every element: amax/amin over all dims."""
+    def decomp(a):
+        from .. import _prims as P
+        return getattr(P, prim)(a, tuple(range(a.dim())), False)
+    return decomp
+
+
 MAX = register("max", _full_kernel(np.max, "max"), meta=_extreme_meta("max"),
                vjp=_evenly_distribute_vjp, save_out=True, tags=("reduction",),
-               schema="max(Tensor self) -> Tensor")
+               decomp=_extreme_decomp("amax"), schema="max(Tensor self) -> Tensor")
 MIN = register("min", _full_kernel(np.min, "min"), meta=_extreme_meta("min"),
                vjp=_evenly_distribute_vjp, save_out=True, tags=("reduction",),
-               schema="min(Tensor self) -> Tensor")
+               decomp=_extreme_decomp("amin"), schema="min(Tensor self) -> Tensor")
 
 
 def _dim_kernel(arg_fn, name):
@@ -611,7 +647,7 @@ def _std_decomp(a, dims, correction, keepdim):
 
 
 VAR = register("var", _var_kernel, vjp=_var_vjp, save=(0,),
-tags=("prim", "reduction"), meta=_var_meta,
+               tags=("prim", "reduction"), meta=_var_meta,
                schema="var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, "
                       "bool keepdim=False) -> Tensor")
 STD = register("std", _std_kernel, vjp=_std_vjp, save=(0,), save_out=True, meta=_var_meta,
