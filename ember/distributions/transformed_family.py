@@ -7,11 +7,10 @@ import ember
 
 from . import constraints
 from .continuous import Cauchy, Normal, Uniform
-from .discrete import Categorical
+from .discrete import Categorical, _BinaryProbsLogits, _one_of
 from .distribution import Distribution
 from .transforms import AbsTransform, AffineTransform, ExpTransform, SigmoidTransform
-from .utils import (broadcast_all, clamp_probs, euler_constant, lazy_property, logits_to_probs,
-                    probs_to_logits)
+from .utils import broadcast_all, clamp_probs, euler_constant
 from .wrappers import TransformedDistribution
 
 __all__ = ["ExpRelaxedCategorical", "Gumbel", "HalfCauchy", "HalfNormal", "LogNormal",
@@ -204,7 +203,7 @@ class Gumbel(TransformedDistribution):
         return self.scale.log() + (1 + euler_constant)
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(_BinaryProbsLogits, Distribution):
     """Logit of a RelaxedBernoulli sample (Concrete / Gumbel-softmax, binary case)."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
@@ -212,8 +211,7 @@ class LogitRelaxedBernoulli(Distribution):
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = temperature
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        _one_of(probs, logits)
         if probs is not None:
             is_scalar = isinstance(probs, Number)
             (self.probs,) = broadcast_all(probs)
@@ -229,14 +227,6 @@ class LogitRelaxedBernoulli(Distribution):
         new.temperature = self.temperature
         new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
         return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):
