@@ -108,9 +108,18 @@ def _vector_norm_vjp(ctx, g):
     return scaled * where(norm == 0, 0, g / norm ** (ord - 1)), None, None, None, None
 
 
+def _vector_norm_decomp(a, ord=2, dim=None, keepdim=False, dtype=None):
+    """The p-norm from prims (ember/ops/_reduction_more.py: p_norm_decomp)."""
+    from .. import _prims as P
+    from ..ops._reduction_more import p_norm_decomp
+    if dtype is not None:
+        a = P._to_copy(a, dtype)
+    return p_norm_decomp(a, ord, dim, keepdim)
+
+
 VECTOR_NORM_OP = register("linalg_vector_norm", _vector_norm_kernel, meta=_vector_norm_meta,
                           vjp=_vector_norm_vjp, save=(0,), save_out=True,
-                          tags=("reduction",),
+                          tags=("reduction",), decomp=_vector_norm_decomp,
                           schema="linalg_vector_norm(Tensor self, Scalar ord=2, "
                                  "int[1]? dim=None, bool keepdim=False, *, "
                                  "ScalarType? dtype=None) -> Tensor")

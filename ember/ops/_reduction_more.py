@@ -224,8 +224,12 @@ def p_norm_decomp(a, p, dims, keepdim):
     """The p-norm from prims: amax/amin of |a| for p = +-inf, the count of nonzeros for
     p = 0, else sum(|a|**p) ** (1/p) (also linalg.vector_norm's decomposition)."""
     from .. import _prims as P
-    if dims is not None and not isinstance(dims, int) and len(dims) == 0:
+    if isinstance(dims, int):
+        dims = (dims,)
+    if dims is not None and len(dims) == 0:
         dims = None
+    if dims is not None:                      # sum's vjp reads non-negative dims
+        dims = tuple(d % max(a.dim(), 1) for d in dims)
     x = P.abs(a)
     if p == math.inf:
         return P.amax(x, dims, keepdim)

@@ -267,9 +267,16 @@ def _index_copy_vjp(ctx, g):
 
 # autocast promotes index_copy's inputs (PyTorch's CPU list); check=True runs the meta,
 # dtype check included, on the cast inputs
+def _index_copy_decomp(x, dim, index, source):
+    """scatter of source at index laid along dim."""
+    from .. import _prims as P
+    from .indexing import _along
+    return P.scatter(x, dim, _along(index, dim, source), source, None)
+
+
 INDEX_COPY = register("index_copy", _index_copy_kernel, meta=_index_copy_meta, save=(1, 2),
                       vjp=_index_copy_vjp, tags=("scatter", "nondeterministic"), check=True,
-                      amp_policy="promote",
+                      amp_policy="promote", decomp=_index_copy_decomp,
                       schema="index_copy(Tensor self, int dim, Tensor index, "
                              "Tensor source) -> Tensor")
 

@@ -665,8 +665,26 @@ def _index_add_meta(self, dim, index, source, alpha=1):
     return tuple(self.shape), self.dtype
 
 
+def _along(index, dim, like):
+    """index (1-d) laid along `dim` and expanded to `like`'s shape, for scatter/gather."""
+    from .. import _prims as P
+    if like.dim() == 0:
+        return P.view(index, [])
+    shape = [1] * like.dim()
+    shape[dim % like.dim()] = -1
+    return P.expand(P.view(index, shape), list(like.shape))
+
+
+def _index_add_decomp(x, dim, index, source, alpha=1):
+    """scatter_add of alpha * source at index laid along dim."""
+    from .. import _prims as P
+    src = source if alpha == 1 else P.mul(source, alpha)
+    return P.scatter_add(x, dim, _along(index, dim, src), src)
+
+
 INDEX_ADD = register("index_add", _index_add_kernel, save=(1, 2, 4), vjp=_index_add_vjp,
                      meta=_index_add_meta, tags=("scatter", "nondeterministic"),
+                     decomp=_index_add_decomp,
                      schema="index_add(Tensor self, int dim, Tensor index, Tensor source, *, "
                             "Scalar alpha=1) -> Tensor")
 
@@ -935,8 +953,20 @@ def _masked_scatter_meta(input, mask, source):
     return tuple(input.shape), input.dtype
 
 
+def _masked_scatter_decomp(x, mask, source):
+    """The k-th True position takes source's k-th element: positions from a cumsum of the
+    mask, values by index_select from the flattened source, then where."""
+    from .. import _prims as P
+    m = P.expand(mask, list(x.shape))
+    flat = P._reshape_copy(P._to_copy(m, D.int64), [-1])
+    pos = P.maximum(P.sub(P.cumsum(flat, 0, None), 1), 0)
+    vals = P.index_select(P._reshape_copy(source, [-1]), 0, pos)
+    return P.where(m, P.view(vals, list(x.shape)), x)
+
+
 MASKED_SCATTER = register("masked_scatter", _masked_scatter_kernel, save=(1,),
                           vjp=_masked_scatter_vjp, meta=_masked_scatter_meta, tags=("scatter",),
+                          decomp=_masked_scatter_decomp,
                           schema="masked_scatter(Tensor self, Tensor mask, "
                                  "Tensor source) -> Tensor")
 

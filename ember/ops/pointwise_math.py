@@ -189,6 +189,7 @@ def _no_inplace_grad(name):
     backward raises is what the in-place method records."""
     base = REGISTRY[name]
     twin = register_math(name + "_", base.kernels["cpu"], 1, INT_TO_FLOAT, save=(),
+                         tags=("pointwise", "prim"),
                          schema=f"{name}_(Tensor self) -> Tensor",
                          vjp=lambda ctx, g: _not_implemented(f"inplace version of {name}")())
     setattr(Tensor, name + "_", lambda self: inplace(twin, self, (self,)))

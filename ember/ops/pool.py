@@ -232,10 +232,16 @@ def _max_pool3d_vjp(ctx, grad):
     return max_pool_backward(grad, idx, ctx.shapes[0], 3), None, None, None, None, None
 
 
+def _max_pool3d_decomp(x, k, s=(), p=0, d=1, c=False):
+    """The values of max_pool3d_with_indices."""
+    from .. import _prims as P
+    return P.max_pool3d_with_indices(x, k, s, p, d, c)[0]
+
+
 MAX_POOL3D_VALUES = register(
     "max_pool3d", lambda x, k, s, p, d, c: _max_pool_np(x, 3, k, s, p, d, c)[0],
     meta=_max_pool_meta(3, "max_pool3d", with_indices=False), vjp=_max_pool3d_vjp, save=(0,),
-    check=True, tags=("reduction",), amp_policy="fp32",
+    check=True, tags=("reduction",), amp_policy="fp32", decomp=_max_pool3d_decomp,
                              schema="max_pool3d(Tensor self, int[3] kernel_size, "
                                     "int[3] stride=[], int[3] padding=0, int[3] dilation=1, "
                                     "bool ceil_mode=False) -> Tensor")
@@ -726,6 +732,25 @@ def _index_pad_vjp(mode, n):
     return vjp
 
 
+def _index_pad_decomp(mode, n):
+    """Each padded dim: index_select with source positions computed from iota
+    (reflect: n-1 - |n-1 - |j||, replicate: j clamped to [0, n-1], j = out - left)."""
+    def decomp(x, padding):
+        from .. import _prims as P
+        for i in range(n):
+            d = x.dim() - 1 - i
+            lo, hi = padding[2 * i], padding[2 * i + 1]
+            size = x.shape[d]
+            j = P.arange(-lo, 1, size + lo + hi, D.int64)
+            if mode == "reflect":
+                idx = P.sub(size - 1, P.abs(P.sub(size - 1, P.abs(j))))
+            else:
+                idx = P.minimum(P.maximum(j, 0), size - 1)
+            x = P.index_select(x, d, idx)
+        return x
+    return decomp
+
+
 _PADS = {}
 for _mode, _prefix in (("reflect", "reflection"), ("replicate", "replication")):
     for _n in (1, 2, 3):
@@ -733,6 +758,7 @@ for _mode, _prefix in (("reflect", "reflection"), ("replicate", "replication")):
         _PADS[_mode, _n] = register(
             f"{_prefix}_pad{_n}d", _index_pad_np(_mode, _n), meta=_index_pad_meta(_mode, _n),
             vjp=_index_pad_vjp(_mode, _n), save=(), check=True, tags=("gather",),
+            decomp=_index_pad_decomp(_mode, _n),
             amp_policy="fp32" if _fp32 else "none",
             schema=f"{_prefix}_pad{_n}d(Tensor self, SymInt[{2 * _n}] padding) -> Tensor")
 

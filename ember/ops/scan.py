@@ -263,8 +263,19 @@ def _lcse_vjp(ctx, g):
     return ((rev_lcse(pos - out) + x).exp() - (rev_lcse(neg - out) + x).exp(), None)
 
 
+def _lcse_decomp(a, dim):
+    """log(cumsum(exp(a - m))) + m, m the (detached, finite) max along dim."""
+    from .. import _prims as P
+    if a.dim() == 0:
+        return P.clone(a, None)
+    dim = dim % a.dim()
+    m = P.detach(P.amax(a, (dim,), True))
+    m = P.where(P.logical_not(P.isfinite(m)), P.full((), 0, m.dtype), m)
+    return P.add(P.log(P.cumsum(P.exp(P.sub(a, m)), dim, None)), m)
+
+
 LOGCUMSUMEXP = register("logcumsumexp", _lcse_kernel, meta=_lcse_meta, vjp=_lcse_vjp, save=(0,),
-                        save_out=True, tags=("reduction",),
+                        save_out=True, tags=("reduction",), decomp=_lcse_decomp,
                         schema="logcumsumexp(Tensor self, int dim) -> Tensor")
 
 

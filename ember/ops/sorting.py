@@ -304,8 +304,31 @@ def _select_vjp(ctx, g, _gi=None):
     return (gi,) + (None,) * (len(ctx.args) - 1)
 
 
+def _sorted_pick(x, dim, pos, keepdim):
+    """(values, indices) at sorted position `pos` (an int, or a tensor laid along dim)."""
+    from .. import _prims as P
+    v, i = P.sort(x, dim, False, True)
+    if isinstance(pos, int):
+        v, i = P.select(v, dim, pos), P.select(i, dim, pos)
+        if keepdim:
+            v, i = P.unsqueeze(v, dim), P.unsqueeze(i, dim)
+        return v, i
+    v, i = P.gather(v, dim, pos, False), P.gather(i, dim, pos, False)
+    if not keepdim:
+        v, i = P.squeeze(v, [dim]), P.squeeze(i, [dim])
+    return v, i
+
+
+def _kthvalue_decomp(x, k, dim=-1, keepdim=False):
+    """The (k-1)-th entry of the stable ascending sort along dim."""
+    if x.dim() == 0:
+        raise NotImplementedError("kthvalue decomposition: 0-d input")
+    return _sorted_pick(x, dim % x.dim(), k - 1, keepdim)
+
+
 KTHVALUE = register("kthvalue", _kthvalue_kernel, meta=_kthvalue_meta, vjp=_select_vjp,
                     save=(), save_out=True, nondiff_outputs=(1,), tags=("reduction",),
+                    decomp=_kthvalue_decomp,
                     schema="kthvalue(Tensor self, SymInt k, int dim=-1, "
                            "bool keepdim=False) -> (Tensor values, Tensor indices)")
 
@@ -382,20 +405,53 @@ def _median_dim_meta(name):
     return meta
 
 
+def _median_dim_decomp(nan_ignoring):
+    """median: the lower middle of the sort, NaN (at its first position) where a NaN is;
+    nanmedian: the lower middle of the non-NaN entries (NaNs sort last)."""
+    def decomp(x, dim, keepdim=False):
+        from .. import _prims as P
+        if x.dim() == 0:
+            raise NotImplementedError("median decomposition: 0-d input")
+        dim = dim % x.dim()
+        n = x.shape[dim]
+        if not (x.dtype.is_floating_point or x.dtype.is_complex):
+            return _sorted_pick(x, dim, (n - 1) // 2, keepdim)
+        nan = P.isnan(x)
+        if nan_ignoring:
+            count = P.sum(P.logical_not(nan), (dim,), True, D.int64)
+            pos = P.maximum(P.floor_divide(P.sub(count, 1), 2), 0)
+            return _sorted_pick(x, dim, pos, keepdim)
+        v, i = _sorted_pick(x, dim, (n - 1) // 2, keepdim)
+        has = P.any(nan, (dim,), keepdim)
+        first = P.argmax(P._to_copy(nan, D.int64), dim, keepdim)
+        return P.where(has, P.full((), float("nan"), x.dtype), v), P.where(has, first, i)
+    return decomp
+
+
+def _median_decomp(nan_ignoring):
+    """median()/nanmedian() of every element: the dim version on the flattened input."""
+    def decomp(x):
+        from .. import _prims as P
+        return _median_dim_decomp(nan_ignoring)(P._reshape_copy(x, [-1]), 0, False)[0]
+    return decomp
+
+
 MEDIAN = register("median", _median_full_kernel(False), meta=_median_full_meta,
                   vjp=_evenly_distribute_vjp, save_out=True, tags=("reduction",),
-                  schema="median(Tensor self) -> Tensor")
+                  decomp=_median_decomp(False), schema="median(Tensor self) -> Tensor")
 NANMEDIAN = register("nanmedian", _median_full_kernel(True), meta=_median_full_meta,
                      vjp=_evenly_distribute_vjp, save_out=True, tags=("reduction",),
-                     schema="nanmedian(Tensor self) -> Tensor")
+                     decomp=_median_decomp(True), schema="nanmedian(Tensor self) -> Tensor")
 MEDIAN_DIM = register("median_dim", _median_dim_kernel(False, "median"),
                       meta=_median_dim_meta("median"), vjp=_select_vjp, save=(),
                       save_out=True, nondiff_outputs=(1,), tags=("reduction",),
+                      decomp=_median_dim_decomp(False),
                       schema="median.dim(Tensor self, int dim, "
                              "bool keepdim=False) -> (Tensor values, Tensor indices)")
 NANMEDIAN_DIM = register("nanmedian_dim", _median_dim_kernel(True, "nanmedian"),
                          meta=_median_dim_meta("nanmedian"), vjp=_select_vjp, save=(),
                          save_out=True, nondiff_outputs=(1,), tags=("reduction",),
+                         decomp=_median_dim_decomp(True),
                          schema="nanmedian.dim(Tensor self, int dim, "
                                 "bool keepdim=False) -> (Tensor values, Tensor indices)")
 
