@@ -59,37 +59,39 @@ class LogNormal(TransformedDistribution):
         return self.base_dist.entropy() + self.loc
 
 
-class HalfNormal(TransformedDistribution):
+class _HalfDistribution(TransformedDistribution):
+    """|X| for a zero-centred symmetric base X with a `scale`: the density doubles on [0, inf).
+
+    HalfNormal and HalfCauchy differ only in the base and their moments; PyTorch writes the
+    folding (log_prob, cdf, icdf, entropy) out in each.
+    """
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    _base = None
 
     def __init__(self, scale, validate_args=None):
-        base_dist = Normal(0, scale, validate_args=False)
+        base_dist = self._base(0, scale, validate_args=False)
         super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return _expand_transformed(self, HalfNormal, batch_shape, _instance)
+        return _expand_transformed(self, type(self), batch_shape, _instance)
 
     @property
     def scale(self):
         return self.base_dist.scale
 
     @property
-    def mean(self):
-        return self.scale * math.sqrt(2 / math.pi)
-
-    @property
     def mode(self):
         return ember.zeros_like(self.scale)
 
-    @property
-    def variance(self):
-        return self.scale.pow(2) * (1 - 2 / math.pi)
+    def _as_value(self, value):
+        return value
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
+        value = self._as_value(value)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
         return ember.where(value >= 0, log_prob, ember.full_like(log_prob, -math.inf))
 
@@ -105,21 +107,20 @@ class HalfNormal(TransformedDistribution):
         return self.base_dist.entropy() - math.log(2)
 
 
-class HalfCauchy(TransformedDistribution):
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale, validate_args=None):
-        base_dist = Cauchy(0, scale, validate_args=False)
-        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return _expand_transformed(self, HalfCauchy, batch_shape, _instance)
+class HalfNormal(_HalfDistribution):
+    _base = Normal
 
     @property
-    def scale(self):
-        return self.base_dist.scale
+    def mean(self):
+        return self.scale * math.sqrt(2 / math.pi)
+
+    @property
+    def variance(self):
+        return self.scale.pow(2) * (1 - 2 / math.pi)
+
+
+class HalfCauchy(_HalfDistribution):
+    _base = Cauchy
 
     @property
     def mean(self):
@@ -127,31 +128,12 @@ class HalfCauchy(TransformedDistribution):
                           device=self.scale.device)
 
     @property
-    def mode(self):
-        return ember.zeros_like(self.scale)
-
-    @property
     def variance(self):
         return self.base_dist.variance
 
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        value = ember.as_tensor(value, dtype=self.base_dist.scale.dtype,
-                                device=self.base_dist.scale.device)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return ember.where(value >= 0, log_prob, ember.full_like(log_prob, -math.inf))
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
+    def _as_value(self, value):
+        return ember.as_tensor(value, dtype=self.base_dist.scale.dtype,
+                               device=self.base_dist.scale.device)
 
 
 class Gumbel(TransformedDistribution):
