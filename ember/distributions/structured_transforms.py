@@ -6,7 +6,7 @@ import ember
 from ember.nn.functional import pad, softplus
 
 from . import constraints
-from .transforms import LowerCholeskyTransform, Transform
+from .transforms import LowerCholeskyTransform, Transform, _ParameterFreeTransform
 from .utils import _sum_rightmost, tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = ["CatTransform", "CorrCholeskyTransform", "PositiveDefiniteTransform",
@@ -142,15 +142,10 @@ class StackTransform(Transform):
         return constraints.stack([t.codomain for t in self.transforms], self.dim)
 
 
-class PositiveDefiniteTransform(Transform):
+class PositiveDefiniteTransform(_ParameterFreeTransform):
     """Unconstrained square matrix -> positive definite matrix L @ L.T."""
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
-
-    def __eq__(self, other):
-        return isinstance(other, PositiveDefiniteTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         x = LowerCholeskyTransform()(x)
@@ -160,16 +155,11 @@ class PositiveDefiniteTransform(Transform):
         return LowerCholeskyTransform().inv(ember.linalg.cholesky(y))
 
 
-class CorrCholeskyTransform(Transform):
+class CorrCholeskyTransform(_ParameterFreeTransform):
     """Vector of D*(D-1)/2 reals -> Cholesky factor of a D x D correlation matrix."""
     domain = constraints.real_vector
     codomain = constraints.corr_cholesky
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, CorrCholeskyTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         x = ember.tanh(x)
