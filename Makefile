@@ -26,6 +26,7 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(VPY) benchmarks/run.py
+	$(VPY) benchmarks/eager_models.py
 
 lint: $(STAMP)
 	$(VPY) -m pip install -q ruff
