@@ -354,20 +354,24 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     return _finish(work, async_op)
 
 
+def _check_root_list(pg, root, tensors, name, role):
+    """gather/scatter: the root rank passes one tensor per rank, every other rank passes none."""
+    if pg.rank() == root:
+        _check_list(tensors, name)
+        if len(tensors) != pg.size():
+            raise ValueError(f"Argument ``{name}`` must have a length equal to the "
+                             "number of ranks in the group")
+    elif tensors:
+        raise ValueError(f"Argument ``{name}`` must NOT be specified on non-{role} ranks.")
+
+
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
     _check_tensor(tensor, "tensor")
     if _not_member(group):
         return None
     pg = _resolve(group)
     gdst = _group_rank(pg, dst, group_dst, "dst")
-    if pg.rank() == gdst:
-        _check_list(gather_list, "gather_list")
-        if len(gather_list) != pg.size():
-            raise ValueError("Argument ``gather_list`` must have a length equal to the "
-                             "number of ranks in the group")
-    elif gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination "
-                         "ranks.")
+    _check_root_list(pg, gdst, gather_list, "gather_list", "destination")
     return _finish(pg._impl.gather(gather_list, tensor, gdst), async_op)
 
 
@@ -377,14 +381,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         return None
     pg = _resolve(group)
     gsrc = _group_rank(pg, src, group_src, "src")
-    if pg.rank() == gsrc:
-        _check_list(scatter_list, "scatter_list")
-        if len(scatter_list) != pg.size():
-            raise ValueError("Argument ``scatter_list`` must have a length equal to the "
-                             "number of ranks in the group")
-    elif scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source "
-                         "ranks.")
+    _check_root_list(pg, gsrc, scatter_list, "scatter_list", "source")
     return _finish(pg._impl.scatter(tensor, scatter_list, gsrc), async_op)
 
 

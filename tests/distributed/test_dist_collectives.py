@@ -48,6 +48,14 @@ def test_single_process_world_with_store():
             dist.all_reduce([t])
         with pytest.raises(ValueError, match="twice"):
             dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+        # the root passes one tensor per rank (torch's messages)
+        with pytest.raises(ValueError, match="``gather_list`` must have a length equal"):
+            dist.gather(t, [ember.zeros(3), ember.zeros(3)], dst=0)
+        with pytest.raises(ValueError, match="``scatter_list`` must have a length equal"):
+            dist.scatter(t, [ember.zeros(3), ember.zeros(3)], src=0)
+        out = [ember.zeros(3)]
+        dist.gather(t, out, dst=0)
+        assert out[0].tolist() == [1.0] * 3
     finally:
         dist.destroy_process_group()
 
