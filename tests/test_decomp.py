@@ -21,12 +21,9 @@ COMPOSITES = sorted(n for n, op in REGISTRY.items() if op.decomp is not None)
 
 # Non-prim ops without a decomposition yet. The issue stays open until this is empty.
 REMAINING = {
-    "linspace", "logspace", "tril_indices", "triu_indices",   # factories
+    "tril_indices", "triu_indices",                           # factories
     "histc", "histogram", "mode",                             # counting
-    "repeat_interleave",                                      # data-dependent size
-    "index_reduce", "embedding_dense_backward",               # scatter_reduce / index_put
-    "_adaptive_avg_pool2d", "_adaptive_avg_pool3d",           # pooling
-    "adaptive_max_pool2d", "adaptive_max_pool3d", "max_unpool2d", "max_unpool3d",
+    "adaptive_max_pool2d", "adaptive_max_pool3d",             # pooling with indices
     "_sparse_mm", "_sparse_segment_sum",                      # sparse (extern once tagged)
 }
 # composites whose decomposition still runs one of the REMAINING ops (recursion stops there)

@@ -308,11 +308,32 @@ def _logspace_kernel(start, end, steps, base, dtype):
     return np.power(float(base), exps).astype(dtype.np)
 
 
-LINSPACE = register("linspace", _linspace_kernel, tags=("factory",),
+def _linspace_decomp(start, end, steps, dtype):
+    """start + iota * step in float64 (complex128), the last point exactly `end` (as
+    NumPy), then cast."""
+    from .. import _prims as P
+    cd = D.complex128 if dtype.is_complex else D.float64
+    i = P.arange(0, 1, steps, D.float64)
+    if steps == 1:
+        return P._to_copy(P.full([1], start, cd), dtype)
+    r = P.add(P.mul(i, (end - start) / (steps - 1)), start)
+    r = P.where(P.eq(i, steps - 1), P.full((), end, cd), r)
+    return P._to_copy(r, dtype)
+
+
+def _logspace_decomp(start, end, steps, base, dtype):
+    """base ** linspace(start, end)."""
+    from .. import _prims as P
+    cd = D.complex128 if dtype.is_complex else D.float64
+    e = _linspace_decomp(start, end, steps, cd)
+    return P._to_copy(P.pow(P.full((), float(base), cd), e), dtype)
+
+
+LINSPACE = register("linspace", _linspace_kernel, tags=("factory",), decomp=_linspace_decomp,
                     meta=lambda start, end, steps, dtype: ((steps,), dtype),
                     schema="linspace(Scalar start, Scalar end, int steps, *, "
                            "ScalarType dtype) -> Tensor")
-LOGSPACE = register("logspace", _logspace_kernel, tags=("factory",),
+LOGSPACE = register("logspace", _logspace_kernel, tags=("factory",), decomp=_logspace_decomp,
                     meta=lambda start, end, steps, base, dtype: ((steps,), dtype),
                     schema="logspace(Scalar start, Scalar end, int steps, float base=10., *, "
                            "ScalarType dtype) -> Tensor")

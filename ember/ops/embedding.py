@@ -133,8 +133,26 @@ def _emb_bw_vjp(ctx, gg):
             None, None, None, None)
 
 
+def _emb_bw_decomp(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """scatter_add of the grad rows at their indices (padding rows zeroed; with
+    scale_grad_by_freq each row divided by how often its index occurs)."""
+    from .. import _prims as P
+    dim = grad.shape[-1]
+    idx = P._reshape_copy(indices, [-1])
+    g = P._reshape_copy(grad, [-1, dim])
+    if padding_idx is not None and padding_idx >= 0:
+        g = P.where(P.unsqueeze(P.ne(idx, padding_idx), 1), g, P.full((), 0, g.dtype))
+    if scale_grad_by_freq:
+        ones = P.full([idx.shape[0]], 1, D.int64)
+        counts = P.scatter_add(P.full([num_weights], 0, D.int64), 0, idx, ones)
+        g = P.div(g, P._to_copy(P.unsqueeze(P.index_select(counts, 0, idx), 1), g.dtype))
+    rows = P.expand(P.unsqueeze(idx, 1), [idx.shape[0], dim])
+    return P.scatter_add(P.full([num_weights, dim], 0, g.dtype), 0, rows, g)
+
+
 EMBEDDING_BACKWARD = register("embedding_dense_backward", _emb_bw_kernel, meta=_emb_bw_meta,
                               vjp=_emb_bw_vjp, tags=("scatter",), save=(1,),
+                              decomp=_emb_bw_decomp,
                               schema="embedding_dense_backward(Tensor grad_output, "
                                      "Tensor indices, SymInt num_weights, SymInt padding_idx, "
                                      "bool scale_grad_by_freq) -> Tensor")

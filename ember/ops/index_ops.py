@@ -385,9 +385,15 @@ def _prod_grads(g, self, src, res, pick, spread, redo):
     return gs, gsrc
 
 
+def _index_reduce_decomp(x, dim, index, source, reduce, include_self=True):
+    """scatter_reduce with index laid along dim."""
+    from .. import _prims as P
+    return P.scatter_reduce(x, dim, I._along(index, dim, source), source, reduce, include_self)
+
+
 INDEX_REDUCE = register("index_reduce", _index_reduce_kernel, meta=_index_reduce_meta,
                         save=None, save_out=True, vjp=_index_reduce_vjp,
-                        tags=("scatter", "nondeterministic"),
+                        tags=("scatter", "nondeterministic"), decomp=_index_reduce_decomp,
                         schema="index_reduce(Tensor self, int dim, Tensor index, Tensor source, "
                                "str reduce, *, bool include_self=True) -> Tensor")
 

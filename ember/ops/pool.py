@@ -432,13 +432,37 @@ def _adaptive_avg_vjp(n):
     return vjp
 
 
+def _adaptive_avg_decomp(n):
+    """Each pooled dim: a matmul with the (out, in) averaging matrix, built from iota:
+    row i averages [floor(i in / out), ceil((i + 1) in / out))."""
+    def decomp(x, output_size):
+        from .. import _prims as P
+        for k, m in enumerate(output_size):
+            d = x.dim() - n + k
+            size = x.shape[d]
+            i = P.arange(0, 1, m, D.int64)
+            start = P.floor_divide(P.mul(i, size), m)
+            end = P.floor_divide(P.add(P.mul(P.add(i, 1), size), m - 1), m)
+            j = P.unsqueeze(P.arange(0, 1, size, D.int64), 0)
+            inside = P.logical_and(P.ge(j, P.unsqueeze(start, 1)), P.lt(j, P.unsqueeze(end, 1)))
+            w = P.reciprocal(P._to_copy(P.unsqueeze(P.sub(end, start), 1), x.dtype))
+            wt = P.permute(P.where(inside, w, P.full((), 0, x.dtype)), [1, 0])   # (in, out)
+            order = list(range(x.dim()))
+            order[d], order[-1] = order[-1], order[d]
+            x = P.permute(P.matmul(P.permute(x, order), wt), order)
+        return P.clone(x, None)
+    return decomp
+
+
 ADAPTIVE_AVG2D = register("_adaptive_avg_pool2d", lambda x, o: _adaptive_avg_np(2, x, o),
                           meta=_adaptive_avg_meta(2), vjp=_adaptive_avg_vjp(2), save=(),
+                          decomp=_adaptive_avg_decomp(2),
                           check=True, tags=("reduction",),
                           schema="_adaptive_avg_pool2d(Tensor self, "
                                  "SymInt[2] output_size) -> Tensor")
 ADAPTIVE_AVG3D = register("_adaptive_avg_pool3d", lambda x, o: _adaptive_avg_np(3, x, o),
                           meta=_adaptive_avg_meta(3), vjp=_adaptive_avg_vjp(3), save=(),
+                          decomp=_adaptive_avg_decomp(3),
                           check=True, tags=("reduction",), amp_policy="fp32",
                           schema="_adaptive_avg_pool3d(Tensor self, "
                                  "SymInt[3] output_size) -> Tensor")
@@ -564,12 +588,27 @@ def _unpool_vjp(n):
     return vjp
 
 
+def _unpool_decomp(n):
+    """scatter the values into zeros at their flat spatial indices, per (batch, channel)."""
+    def decomp(x, indices, output_size, stride=None, padding=None):
+        from .. import _prims as P
+        lead = list(x.shape[:x.dim() - n])
+        flat = lead + [-1]
+        out = P.full(lead + [math.prod(output_size)], 0, x.dtype)
+        out = P.scatter(out, len(lead), P._reshape_copy(indices, flat),
+                        P._reshape_copy(x, flat), None)
+        return P.view(out, lead + list(output_size))
+    return decomp
+
+
 MAX_UNPOOL2D = register("max_unpool2d", _unpool_np, meta=_unpool_meta(2), vjp=_unpool_vjp(2),
                         save=(1,), check=True, tags=("scatter",), amp_policy="fp32",
+                        decomp=_unpool_decomp(2),
                         schema="max_unpool2d(Tensor self, Tensor indices, "
                                "SymInt[2] output_size) -> Tensor")
 MAX_UNPOOL3D = register("max_unpool3d", _unpool_np, meta=_unpool_meta(3), vjp=_unpool_vjp(3),
                         save=(1,), check=True, tags=("scatter",), amp_policy="fp32",
+                        decomp=_unpool_decomp(3),
                         schema="max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, "
                                "int[3] stride, int[3] padding) -> Tensor")
 

@@ -151,7 +151,7 @@ def _repeat_index_meta(repeats, output_size=None):
 
 # aten::repeat_interleave.Tensor: repeats -> the index of each output element
 REPEAT_INDEX = register("repeat_interleave", _repeat_index_kernel, meta=_repeat_index_meta,
-                        tags=("dynamic_output_shape",),
+                        tags=("prim", "dynamic_output_shape"),
                         schema="repeat_interleave.Tensor(Tensor repeats, *, "
                                "SymInt? output_size=None) -> Tensor")
 
