@@ -43,12 +43,13 @@ from .planner import (LoadItemType, LoadPlan, LoadPlanner, ReadItem, SavePlan, S
                       WriteItem, WriteItemType)
 from .state_dict_loader import load, load_state_dict
 from .state_dict_saver import async_save, save, save_state_dict
+from .stateful import Stateful
 from .storage import StorageReader, StorageWriter, WriteResult
 from .utils import CheckpointException
 
 __all__ = ["BytesStorageMetadata", "CheckpointException", "ChunkStorageMetadata",
            "DefaultLoadPlanner", "DefaultSavePlanner", "FileSystemReader", "FileSystemWriter",
            "LoadItemType", "LoadPlan", "LoadPlanner", "Metadata", "MetadataIndex", "ReadItem",
-           "SavePlan", "SavePlanner", "StorageReader", "StorageWriter", "TensorProperties",
-           "TensorStorageMetadata", "WriteItem", "WriteItemType", "WriteResult", "async_save",
-           "load", "load_state_dict", "save", "save_state_dict"]
+           "SavePlan", "SavePlanner", "Stateful", "StorageReader", "StorageWriter",
+           "TensorProperties", "TensorStorageMetadata", "WriteItem", "WriteItemType",
+           "WriteResult", "async_save", "load", "load_state_dict", "save", "save_state_dict"]

@@ -2,6 +2,7 @@
 from .default_planner import DefaultLoadPlanner
 from .filesystem import FileSystemReader
 from .state_dict_saver import _use_dist
+from .stateful import Stateful
 from .utils import _DistWrapper
 
 __all__ = ["load", "load_state_dict"]
@@ -9,7 +10,22 @@ __all__ = ["load", "load_state_dict"]
 
 def load(state_dict, *, checkpoint_id=None, storage_reader=None, planner=None,
          process_group=None, no_dist=None):
-    """Each rank reads the regions of saved chunks that overlap its own tensors/shards."""
+    """Each rank reads the regions of saved chunks that overlap its own tensors/shards.
+
+    A top-level Stateful value is loaded through its state_dict(), then given the filled
+    dict back with load_state_dict(), as PyTorch does."""
+    stateful = {k: v for k, v in state_dict.items() if isinstance(v, Stateful)}
+    if stateful:
+        inner = {k: stateful[k].state_dict() if k in stateful else v
+                 for k, v in state_dict.items()}
+        load(inner, checkpoint_id=checkpoint_id, storage_reader=storage_reader,
+             planner=planner, process_group=process_group, no_dist=no_dist)
+        for k, v in inner.items():
+            if k in stateful:
+                stateful[k].load_state_dict(v)
+            else:
+                state_dict[k] = v       # top-level non-tensors were replaced in `inner`
+        return
     if storage_reader is None:
         if checkpoint_id is None:
             raise RuntimeError("`checkpoint_id` must be specified if "

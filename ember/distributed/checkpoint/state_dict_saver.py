@@ -4,6 +4,7 @@ import threading
 
 from .default_planner import DefaultSavePlanner
 from .filesystem import FileSystemWriter
+from .stateful import Stateful
 from .utils import _DistWrapper
 
 __all__ = ["save", "async_save", "save_state_dict"]
@@ -19,9 +20,15 @@ def _use_dist(process_group):
     return dist.is_initialized() and dist.get_world_size(process_group) > 1
 
 
+def _stateful_to_state_dict(state_dict):
+    """Top-level Stateful values (modules, optimizers, wrappers) become their state_dict()."""
+    return {k: v.state_dict() if isinstance(v, Stateful) else v for k, v in state_dict.items()}
+
+
 def save(state_dict, *, checkpoint_id=None, storage_writer=None, planner=None,
          process_group=None, no_dist=None):
     """Every rank writes its items in parallel; the coordinator writes metadata last."""
+    state_dict = _stateful_to_state_dict(state_dict)
     if storage_writer is None:
         if checkpoint_id is None:
             raise RuntimeError("`checkpoint_id` must be specified if "
@@ -94,7 +101,7 @@ def async_save(state_dict, *, checkpoint_id=None, storage_writer=None, planner=N
     collective every rank runs), so training collectives on the default group can go on.
     """
     from concurrent.futures import Future
-    staged = _stage(state_dict)
+    staged = _stage(_stateful_to_state_dict(state_dict))
     dist = _dist()
     group = process_group
     if dist.is_initialized() and not no_dist and dist.get_world_size(process_group) > 1:
