@@ -24,6 +24,26 @@ def _make_divisible(v, divisor, min_value=None):
     return new_v
 
 
+def _init_conv_norm_linear(model, linear_init):
+    """torchvision's init for MobileNetV2/V3 and EfficientNet: kaiming conv, unit norms, zero
+    biases; only the Linear weight's draw differs (linear_init(weight)), so it is passed in."""
+    for m in model.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out")
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
+            nn.init.ones_(m.weight)
+            nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.Linear):
+            linear_init(m.weight)
+            nn.init.zeros_(m.bias)
+
+
+def _normal_001(weight):
+    nn.init.normal_(weight, 0, 0.01)
+
+
 class IntermediateLayerGetter(nn.ModuleDict):
     """Run a model's children in order and return the outputs named in return_layers.
 

@@ -6,7 +6,8 @@ from functools import partial
 from ... import nn
 from ..ops.misc import Conv2dNormActivation, SqueezeExcitation
 from ..ops.stochastic_depth import StochasticDepth
-from ._utils import _legacy_pretrained, _make_divisible, _no_weights
+from ._utils import (_init_conv_norm_linear, _legacy_pretrained, _make_divisible,
+                     _no_weights)
 
 __all__ = ["EfficientNet", "efficientnet_b0", "efficientnet_b1", "efficientnet_b2",
            "efficientnet_b3", "efficientnet_b4", "efficientnet_b5", "efficientnet_b6",
@@ -92,18 +93,9 @@ class EfficientNet(nn.Module):
         self.avgpool = nn.AdaptiveAvgPool2d(1)
         self.classifier = nn.Sequential(nn.Dropout(p=dropout, inplace=True),
                                         nn.Linear(last_out, num_classes))
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out")
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
-                nn.init.ones_(m.weight)
-                nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                init_range = 1.0 / math.sqrt(m.out_features)
-                nn.init.uniform_(m.weight, -init_range, init_range)
-                nn.init.zeros_(m.bias)
+        # uniform in +-1/sqrt(out_features), as torchvision's EfficientNet
+        _init_conv_norm_linear(self, lambda w: nn.init.uniform_(
+            w, -1.0 / math.sqrt(w.shape[0]), 1.0 / math.sqrt(w.shape[0])))
 
     def forward(self, x):
         x = self.avgpool(self.features(x))

@@ -3,7 +3,8 @@ from functools import partial
 
 from ... import nn
 from ..ops.misc import Conv2dNormActivation as _CNA
-from ._utils import _legacy_pretrained, _make_divisible, _no_weights
+from ._utils import (_init_conv_norm_linear, _legacy_pretrained, _make_divisible,
+                     _no_weights, _normal_001)
 
 __all__ = ["MobileNetV2", "mobilenet_v2"]
 
@@ -64,17 +65,7 @@ class MobileNetV2(nn.Module):
         self.features = nn.Sequential(*features)
         self.classifier = nn.Sequential(nn.Dropout(p=dropout),
                                         nn.Linear(self.last_channel, num_classes))
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out")
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
-                nn.init.ones_(m.weight)
-                nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                nn.init.normal_(m.weight, 0, 0.01)
-                nn.init.zeros_(m.bias)
+        _init_conv_norm_linear(self, _normal_001)
 
     def forward(self, x):
         x = self.features(x)

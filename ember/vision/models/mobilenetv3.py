@@ -3,7 +3,8 @@ from functools import partial
 
 from ... import nn
 from ..ops.misc import Conv2dNormActivation, SqueezeExcitation as SElayer
-from ._utils import _legacy_pretrained, _make_divisible, _no_weights
+from ._utils import (_init_conv_norm_linear, _legacy_pretrained, _make_divisible,
+                     _no_weights, _normal_001)
 
 __all__ = ["MobileNetV3", "mobilenet_v3_large", "mobilenet_v3_small"]
 
@@ -87,17 +88,7 @@ class MobileNetV3(nn.Module):
                                         nn.Hardswish(inplace=True),
                                         nn.Dropout(p=dropout, inplace=True),
                                         nn.Linear(last_channel, num_classes))
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out")
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
-                nn.init.ones_(m.weight)
-                nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                nn.init.normal_(m.weight, 0, 0.01)
-                nn.init.zeros_(m.bias)
+        _init_conv_norm_linear(self, _normal_001)
 
     def forward(self, x):
         x = self.avgpool(self.features(x))
