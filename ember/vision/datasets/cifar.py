@@ -57,11 +57,7 @@ class CIFAR10(VisionDataset):
     def __getitem__(self, index):
         from PIL import Image
         img, target = Image.fromarray(self.data[index]), self.targets[index]
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._transform_pair(img, target)
 
     def __len__(self):
         return len(self.data)

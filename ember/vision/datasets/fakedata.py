@@ -24,10 +24,7 @@ class FakeData(VisionDataset):
         set_rng_state(rng_state)
         from ..transforms.functional import to_pil_image
         img = to_pil_image(img)
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
+        img, target = self._transform_pair(img, target)
         return img, target.item()
 
     def __len__(self):

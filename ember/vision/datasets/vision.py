@@ -14,11 +14,16 @@ class StandardTransform:
         self.target_transform = target_transform
 
     def __call__(self, input, target):
-        if self.transform is not None:
-            input = self.transform(input)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return input, target
+        return _apply_transforms(self.transform, self.target_transform, input, target)
+
+
+def _apply_transforms(transform, target_transform, input, target):
+    """The one place a sample and its target meet their (optional) transforms."""
+    if transform is not None:
+        input = transform(input)
+    if target_transform is not None:
+        target = target_transform(target)
+    return input, target
 
 
 class VisionDataset(Dataset):
@@ -41,6 +46,10 @@ class VisionDataset(Dataset):
 
     def __getitem__(self, index):
         raise NotImplementedError
+
+    def _transform_pair(self, sample, target):
+        """transform / target_transform applied as torchvision's datasets do (not `transforms`)."""
+        return _apply_transforms(self.transform, self.target_transform, sample, target)
 
     def __len__(self):
         raise NotImplementedError
