@@ -89,6 +89,7 @@ def test_crash_mid_save_keeps_previous_checkpoint(tmp_path):
     # the next good save removes the orphans
     run_world(dcp_save, 2, str(tmp_path), ckpt, timeout=120)
     assert len([f for f in os.listdir(ckpt) if f.endswith(".safetensors")]) == 2
+    assert len([f for f in os.listdir(ckpt) if f.endswith(".pkl")]) == 1   # nested.step
     assert not [f for f in os.listdir(ckpt) if f.endswith(".tmp")]
 
 
@@ -301,6 +302,10 @@ def test_stateful_values_like_torch(tmp_path):
         mod.load(sd, checkpoint_id=d)
         assert sd["model"] is m2 and sd["step"] == 5
         np.testing.assert_array_equal(m2.weight.detach().numpy(), m.weight.detach().numpy())
+        m3 = lib.nn.Linear(3, 2)
+        mod.async_save({"model": m}, checkpoint_id=d + "_async").result(timeout=60)
+        mod.load({"model": m3}, checkpoint_id=d + "_async")
+        np.testing.assert_array_equal(m3.bias.detach().numpy(), m.bias.detach().numpy())
 
 
 TORCH_DCP_SCRIPT = r'''

@@ -10,7 +10,9 @@ Data files are safetensors (DESIGN §8): one `__<rank>_<save_id>.safetensors` pe
 holding all of that rank's chunks, each named `<fqn>@<offsets>` ("model.fc.weight@4,0").
 Why: a standard, code-free tensor format any safetensors tool can open, and `safe_open`'s
 `get_slice` memory-maps the file, so a resharding load reads only the overlapping region of
-a saved chunk (a quarter of the rows of a 256 MiB chunk: ~64 MiB touched, not 256). bool
+a saved chunk: a quarter of the rows of a 256 MiB chunk reads ~85 MiB from disk and raises
+peak RSS by 129 MiB (the mapped pages + the copy), not 256+. A quarter of the *columns*
+touches every page of a C-order chunk, so that reshard still reads the whole chunk. bool
 and bfloat16 are stored natively; complex (safetensors has no complex128) as a real view
 with a trailing dimension of 2, flagged `"complex": true` in the metadata. Non-tensor values
 (step counts, hyper-parameters) are pickled into a side file `__<rank>_<save_id>.pkl`,

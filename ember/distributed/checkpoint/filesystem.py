@@ -208,6 +208,10 @@ class FileSystemReader(StorageReader):
                         f.seek(info["offset"])
                         planner.load_bytes(item, pickle.loads(f.read(info["length"])))
                     continue
+                if "key" not in info:
+                    raise RuntimeError(f"checkpoint {self.path}: {item.storage_index.fqn!r} is "
+                                       f"in the old raw-bytes layout; ember reads only "
+                                       f"safetensors data files now (save it again)")
                 if path not in files:
                     files[path] = stack.enter_context(st.safe_open(path, framework="numpy"))
                 region = self._region(files[path], info, item)
