@@ -100,7 +100,9 @@ class _AliasInChild:
     script (torch.multiprocessing.spawn children see ember as torch too)."""
 
     def __reduce__(self):
-        return (install_torch_alias, ())
+        # by its importable name: under `python -m ember.cli` this module is __main__,
+        # and the child could not look install_torch_alias up there
+        return (importlib.import_module("ember.cli").install_torch_alias, ())
 
 
 def _follow_into_spawned_children():
