@@ -59,6 +59,15 @@ def _rendezvous_error(msg):
     return ValueError("Error initializing torch.distributed using " + msg)
 
 
+def _rank_and_world_size(query, error):
+    """file:// and tcp:// URLs must carry rank and world_size in their query."""
+    if "rank" not in query:
+        raise error("rank parameter missing")
+    if "world_size" not in query:
+        raise error("world size parameter missing")
+    return int(query["rank"]), int(query["world_size"])
+
+
 def _create_c10d_store(hostname, port, rank, world_size, timeout, use_libuv=True):
     if not 0 <= port < 2 ** 16:
         raise ValueError(f"port must have value from 0 to 65535 but was {port}.")
@@ -75,11 +84,7 @@ def _file_rendezvous_handler(url, **kwargs):
     if not path:
         raise error("path missing")
     query = _query(url)
-    if "rank" not in query:
-        raise error("rank parameter missing")
-    if "world_size" not in query:
-        raise error("world size parameter missing")
-    rank, world_size = int(query["rank"]), int(query["world_size"])
+    rank, world_size = _rank_and_world_size(query, error)
     store = FileStore(path, world_size)
     yield (store, rank, world_size)
     raise RuntimeError("Unable to perform rerendezvous using file:// method")
@@ -93,11 +98,7 @@ def _tcp_rendezvous_handler(url, timeout=default_pg_timeout, **kwargs):
     if not result.port:
         raise error("port number missing")
     query = _query(url)
-    if "rank" not in query:
-        raise error("rank parameter missing")
-    if "world_size" not in query:
-        raise error("world size parameter missing")
-    rank, world_size = int(query["rank"]), int(query["world_size"])
+    rank, world_size = _rank_and_world_size(query, error)
     use_libuv = query.get("use_libuv", "1") == "1"
     store = _create_c10d_store(result.hostname, result.port, rank, world_size, timeout,
                                use_libuv)

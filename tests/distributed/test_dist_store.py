@@ -130,6 +130,19 @@ def test_env_rendezvous_missing_variable(monkeypatch):
         next(edist.rendezvous("env://", rank=0, world_size=1))
 
 
+@pytest.mark.parametrize("url", ["file:///tmp/ember_rdzv_q?rank=0",
+                                 "file:///tmp/ember_rdzv_q?world_size=1",
+                                 "tcp://127.0.0.1:29999?rank=0",
+                                 "tcp://127.0.0.1:29999?world_size=1"])
+def test_url_rendezvous_missing_query_parameter(url):
+    torch_dist = pytest.importorskip("torch.distributed")
+    with pytest.raises(ValueError) as want:
+        next(torch_dist.rendezvous(url))
+    with pytest.raises(ValueError) as got:
+        next(edist.rendezvous(url))
+    assert str(got.value) == str(want.value)
+
+
 def test_unknown_scheme():
     with pytest.raises(RuntimeError, match="No rendezvous handler for foo://"):
         edist.rendezvous("foo://x")
