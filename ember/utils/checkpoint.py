@@ -121,6 +121,19 @@ def _detach_inputs(inputs):
     return out
 
 
+
+def _outputs_with_grads(outputs, grad_outputs):
+    """The recomputed outputs that take part in backward (a tensor requiring grad with a
+    gradient) paired with their gradients; both checkpoint flavours backprop through these."""
+    if isinstance(outputs, ember.Tensor):
+        outputs = (outputs,)
+    outs, grads = [], []
+    for o, g in zip(outputs, grad_outputs):
+        if isinstance(o, ember.Tensor) and o.requires_grad and g is not None:
+            outs.append(o)
+            grads.append(g)
+    return outs, grads
+
 class CheckpointFunction(Function):
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, kwargs, *args):
@@ -157,13 +170,7 @@ class CheckpointFunction(Function):
             with ember.enable_grad(), ember.autocast("cpu", dtype=ctx.autocast_dtype,
                                                      enabled=ctx.had_autocast):
                 outputs = ctx.run_function(*detached, **ctx.kwargs)
-        if isinstance(outputs, ember.Tensor):
-            outputs = (outputs,)
-        outs, grads = [], []
-        for o, g in zip(outputs, grad_outputs):
-            if isinstance(o, ember.Tensor) and o.requires_grad and g is not None:
-                outs.append(o)
-                grads.append(g)
+        outs, grads = _outputs_with_grads(outputs, grad_outputs)
         if not outs:
             raise RuntimeError("none of output has requires_grad=True, this checkpoint() "
                                "is not necessary")
@@ -240,13 +247,7 @@ class _NonReentrantCheckpoint(Function):
                 ember.set_rng_state(ctx.rng_state)
             with ember.enable_grad():
                 outputs = ctx.run_function(*detached, **ctx.kwargs)
-        if isinstance(outputs, ember.Tensor):
-            outputs = (outputs,)
-        outs, grads = [], []
-        for o, g in zip(outputs, grad_outputs):
-            if isinstance(o, ember.Tensor) and o.requires_grad and g is not None:
-                outs.append(o)
-                grads.append(g)
+        outs, grads = _outputs_with_grads(outputs, grad_outputs)
         arg_targets = [i for i, x in enumerate(detached)
                        if isinstance(x, ember.Tensor) and x.requires_grad]
         targets = [detached[i] for i in arg_targets] + ctx.captured
