@@ -16,6 +16,7 @@ __all__ = ["prims", "is_prim", "EXTERN_TAGS", "is_extern"]
 EXTERN_TAGS = frozenset({"linalg", "fft", "random", "dynamic_output_shape", "inplace"})
 _EXTERN_OTHER = frozenset({"sort", "topk", "searchsorted", "convolution", "im2col", "col2im",
                            "max_pool2d_with_indices", "max_pool3d_with_indices",
+                           "adaptive_max_pool2d", "adaptive_max_pool3d",
                            "avg_pool2d", "avg_pool3d", "_embedding_bag", "_ctc_loss",
                            "_ctc_loss_backward", "cumsum", "cumprod", "cummax", "cummin",
                            "scatter_reduce"})

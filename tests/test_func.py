@@ -311,11 +311,12 @@ def test_ensemble_stack_module_state():
 
 def test_fallback_warns_and_is_correct():
     xe, xt = pair(3, 4, 4, seed=37)
-    # histc: no batch rule and no decomposition (trace now batches through its decomposition)
+    # searchsorted: a primitive without a batch rule (trace and histc now batch through
+    # their decompositions)
     with pytest.warns(UserWarning, match="There is a performance drop because we have not yet "
-                      "implemented the batching rule for aten::histc"):
-        re = efunc.vmap(lambda a: ember.histc(a, bins=4, min=-2, max=2))(xe)
-    close(re, tfunc.vmap(lambda a: torch.histc(a, bins=4, min=-2, max=2))(xt))
+                      "implemented the batching rule for aten::searchsorted"):
+        re = efunc.vmap(lambda a: ember.searchsorted(a.sort(-1)[0], a))(xe)
+    close(re, tfunc.vmap(lambda a: torch.searchsorted(a.sort(-1)[0], a))(xt))
 
 
 def test_index_ops_batch_without_fallback():

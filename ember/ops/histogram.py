@@ -132,7 +132,26 @@ def _histc_meta(a, bins, min, max):
     return (bins,), a.dtype
 
 
+def _histc_decomp(a, bins=100, min=0, max=0):
+    """Bin positions (x - lo) * bins / (hi - lo), truncated and clamped (the top edge goes
+    to the last bin), counted by scatter_add of the in-range mask; min == max takes the
+    data's range (widened by 1 when that is a single point), as the kernel."""
+    from .. import _prims as P
+    x = P._reshape_copy(a, [-1])
+    if float(min) == float(max) and x.shape[0]:
+        lo, hi = P.amin(x, (0,), False), P.amax(x, (0,), False)
+    else:
+        lo, hi = P.full((), float(min), a.dtype), P.full((), float(max), a.dtype)
+    same = P.eq(lo, hi)
+    lo, hi = P.where(same, P.sub(lo, 1), lo), P.where(same, P.add(hi, 1), hi)
+    keep = P.logical_and(P.ge(x, lo), P.le(x, hi))
+    pos = P._to_copy(P.div(P.mul(P.sub(x, lo), bins), P.sub(hi, lo)), D.int64)
+    pos = P.where(keep, P.minimum(P.maximum(pos, 0), bins - 1), P.full((), 0, D.int64))
+    return P.scatter_add(P.full([bins], 0, a.dtype), 0, pos, P._to_copy(keep, a.dtype))
+
+
 HISTC = register("histc", _histc_kernel, meta=_histc_meta, check=True, tags=("reduction",),
+                 decomp=_histc_decomp,
                  schema="histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor")
 
 

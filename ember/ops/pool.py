@@ -516,13 +516,13 @@ def _adaptive_max_vjp(n):
 ADAPTIVE_MAX2D = register("adaptive_max_pool2d", lambda x, o: _adaptive_max_np(2, x, o),
                           meta=_adaptive_max_meta(2), vjp=_adaptive_max_vjp(2), save=(),
                           save_out=True, nondiff_outputs=(1,), check=True,
-                          tags=("reduction",),
+                          tags=("prim", "reduction"),
                           schema="adaptive_max_pool2d(Tensor self, "
                                  "int[2] output_size) -> (Tensor, Tensor)")
 ADAPTIVE_MAX3D = register("adaptive_max_pool3d", lambda x, o: _adaptive_max_np(3, x, o),
                           meta=_adaptive_max_meta(3), vjp=_adaptive_max_vjp(3), save=(),
                           save_out=True, nondiff_outputs=(1,), check=True,
-                          tags=("reduction",), amp_policy="fp32",
+                          tags=("prim", "reduction"), amp_policy="fp32",
                           schema="adaptive_max_pool3d(Tensor self, "
                                  "int[3] output_size) -> (Tensor, Tensor)")
 

@@ -398,6 +398,28 @@ def _tri_count(row, col, offset, lower):
     return row * col - _tri_count(row, col, offset - 1, True)
 
 
+def _tri_indices_decomp(lower):
+    """The k-th index pair: row = how many rows' counts the running total passes
+    (searchsorted over the cumsum), col = the row's first column + the rest of k. Each
+    row's first column and count come from iota; the total is static."""
+    def decomp(row, col, offset, dtype):
+        from .. import _prims as P
+        r = P.arange(0, 1, row, D.int64)
+        if lower:
+            first = P.full([row], 0, D.int64)
+            count = P.minimum(P.maximum(P.add(r, offset + 1), 0), col)
+        else:
+            first = P.minimum(P.maximum(P.add(r, offset), 0), col)
+            count = P.sub(col, first)
+        ends = P.cumsum(count, 0, None)
+        k = P.arange(0, 1, _tri_count(row, col, offset, lower), D.int64)
+        rows = P.searchsorted(ends, k, False, True, None, None)
+        start = P.sub(P.index_select(ends, 0, rows), P.index_select(count, 0, rows))
+        cols = P.add(P.sub(k, start), P.index_select(first, 0, rows))
+        return P._to_copy(P.cat([P.unsqueeze(rows, 0), P.unsqueeze(cols, 0)], 0), dtype)
+    return decomp
+
+
 def _tri_indices_op(name, lower):
     def check(row, col, offset, dtype):
         for what, v in (("row", row), ("col", col)):
@@ -415,7 +437,7 @@ def _tri_indices_op(name, lower):
         check(row, col, offset, dtype)
         return (2, _tri_count(row, col, offset, lower)), dtype
 
-    return register(name, kernel, meta=meta, tags=("factory",),
+    return register(name, kernel, meta=meta, tags=("factory",), decomp=_tri_indices_decomp(lower),
                     schema=f"{name}(int row, int col, int offset=0, *, ScalarType dtype) "
                            "-> Tensor")
 
