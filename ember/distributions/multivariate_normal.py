@@ -31,6 +31,16 @@ def _precision_to_scale_tril(P):
     return ember.linalg.solve_triangular(L_inv, Id, upper=False)
 
 
+def _scale_tril_from(scale_tril, covariance_matrix, precision_matrix):
+    """The lower Cholesky factor from whichever of the three parametrisations was given
+    (MultivariateNormal and Wishart take the same three)."""
+    if scale_tril is not None:
+        return scale_tril
+    if covariance_matrix is not None:
+        return ember.linalg.cholesky(covariance_matrix)
+    return _precision_to_scale_tril(precision_matrix)
+
+
 class MultivariateNormal(Distribution):
     arg_constraints = {"loc": constraints.real_vector,
                        "covariance_matrix": constraints.positive_definite,
@@ -68,12 +78,8 @@ class MultivariateNormal(Distribution):
         self.loc = loc.expand(tuple(batch_shape) + (-1,))
         event_shape = self.loc.shape[-1:]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_from(scale_tril, covariance_matrix,
+                                                          precision_matrix)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(MultivariateNormal, _instance)

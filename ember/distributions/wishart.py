@@ -9,7 +9,7 @@ import ember
 from . import constraints
 from .distribution import Distribution, ExponentialFamily
 from .gamma import Chi2
-from .multivariate_normal import _precision_to_scale_tril
+from .multivariate_normal import _scale_tril_from
 from .utils import lazy_property
 
 __all__ = ["Wishart"]
@@ -73,12 +73,8 @@ class Wishart(ExponentialFamily):
                           "for ndim - 1 < df < ndim.", stacklevel=2)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_from(scale_tril, covariance_matrix,
+                                                          precision_matrix)
         self._dist_chi2 = self._make_chi2(self.df, batch_shape)
 
     def _make_chi2(self, df, batch_shape):
