@@ -18,16 +18,21 @@ def _check_dim(t, dim, name):
         raise AssertionError(f"dim {dim} out of range for {name} with {t.dim()} dimensions")
 
 
+def _parts(tseq, cache_size):
+    """CatTransform/StackTransform's pieces: all Transforms, each cached as the whole is."""
+    if not all(isinstance(t, Transform) for t in tseq):
+        raise AssertionError("All elements of tseq must be Transform instances")
+    if cache_size:
+        tseq = [t.with_cache(cache_size) for t in tseq]
+    return list(tseq)
+
+
 class CatTransform(Transform):
     """Applies transforms to consecutive pieces (of `lengths`) along `dim`."""
 
     def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
         super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
+        self.transforms = _parts(tseq, cache_size)
         self.lengths = list(lengths) if lengths is not None else [1] * len(self.transforms)
         if len(self.lengths) != len(self.transforms):
             raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms "
@@ -96,12 +101,8 @@ class StackTransform(Transform):
     """Applies the i-th transform to the i-th slice along `dim`."""
 
     def __init__(self, tseq, dim=0, cache_size=0):
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
         super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
+        self.transforms = _parts(tseq, cache_size)
         self.dim = dim
 
     def with_cache(self, cache_size=1):
