@@ -246,8 +246,43 @@ def _histogram_meta(a, bins, range, weight, density):
 
 # one op for aten's histogram.bin_ct and histogram.bins_tensor: `bins` may also be a Tensor
 # of edges (then `range` is None)
+def _histogram_decomp(a, bins=100, range=None, weight=None, density=False):
+    """Edges (given, or torch.linspace's two-sided formula over the range in a's dtype),
+    bin = searchsorted(edges, x, right) - 1 with the top edge in the last bin, counts (or
+    weights) by scatter_add of the in-range mask; density divides by total and widths."""
+    from .. import _prims as P
+    x = P._reshape_copy(a, [-1])
+    if isinstance(bins, Tensor):
+        edges = P.clone(bins, None)
+    else:
+        if range is not None:
+            lo, hi = (P.full((), float(v), a.dtype) for v in range)
+        elif x.shape[0]:
+            lo, hi = P.amin(x, (0,), False), P.amax(x, (0,), False)
+        else:
+            lo, hi = P.full((), 0.0, a.dtype), P.full((), 1.0, a.dtype)
+        same = P.eq(lo, hi)
+        lo, hi = P.where(same, P.sub(lo, 0.5), lo), P.where(same, P.add(hi, 0.5), hi)
+        step = P.div(P.sub(hi, lo), bins)
+        i = P.arange(0, 1, bins + 1, a.dtype)
+        edges = P.where(P.lt(i, (bins + 1) // 2), P.add(lo, P.mul(step, i)),
+                        P.sub(hi, P.mul(step, P.sub(bins, i))))
+    nb = edges.shape[0] - 1
+    keep = P.logical_and(P.ge(x, P.select(edges, 0, 0)), P.le(x, P.select(edges, 0, nb)))
+    pos = P.sub(P.searchsorted(edges, x, False, True, None, None), 1)
+    pos = P.where(keep, P.minimum(P.maximum(pos, 0), nb - 1), P.full((), 0, D.int64))
+    w = P._to_copy(keep, a.dtype)
+    if weight is not None:
+        w = P.mul(w, P._reshape_copy(weight, [-1]))
+    hist = P.scatter_add(P.full([nb], 0, a.dtype), 0, pos, w)
+    if density:
+        widths = P.sub(P.slice(edges, 0, 1, nb + 1, 1), P.slice(edges, 0, 0, nb, 1))
+        hist = P.div(P.div(hist, P.sum(hist, None, False, None)), widths)
+    return hist, edges
+
+
 HISTOGRAM = register("histogram", _histogram_kernel, meta=_histogram_meta, check=True,
-                     tags=("reduction",),
+                     tags=("reduction",), decomp=_histogram_decomp,
                      schema="histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, "
                             "Tensor? weight=None, bool density=False) -> (Tensor hist, "
                             "Tensor bin_edges)")
