@@ -276,31 +276,31 @@ def _build_op(u):
     u._build(u._pop())
 
 
+def _top_of_type(u, kind, what):
+    """The stack top that APPEND/APPENDS/ADDITEMS mutate, which must be exactly `kind`:
+    a subclass could run code on append."""
+    target = u._top()
+    if type(target) is not kind:
+        raise UnpicklingError(f"Can only {what}, but got {type(target)}")
+    return target
+
+
 @_op(b"a")
 def _append(u):
     item = u._pop()
-    target = u._top()
-    if type(target) is not list:
-        raise UnpicklingError(f"Can only append to lists, but got {type(target)}")
-    target.append(item)
+    _top_of_type(u, list, "append to lists").append(item)
 
 
 @_op(b"e")
 def _appends(u):
     items = u._pop_mark()
-    target = u._top()
-    if type(target) is not list:
-        raise UnpicklingError(f"Can only extend lists, but got {type(target)}")
-    target.extend(items)
+    _top_of_type(u, list, "extend lists").extend(items)
 
 
 @_op(b"\x90")
 def _additems(u):
     items = u._pop_mark()
-    target = u._top()
-    if type(target) is not set:
-        raise UnpicklingError(f"Can only add items to sets, but got {type(target)}")
-    target.update(items)
+    _top_of_type(u, set, "add items to sets").update(items)
 
 
 @_op(b"\x91")
