@@ -1,4 +1,4 @@
-import pytest
+"""tests/programs: the 'slow' marker names the longer program runs (still run by make test)."""
 
 
 def pytest_configure(config):
