@@ -228,6 +228,18 @@ def test_kl_divergence_matches_torch(name, pp, qp):
             close(a.grad, b.grad, rtol=1e-5)
 
 
+def test_infinite_kl_table_mirrors_torch_registry():
+    """Every support-mismatch pair resolves to the same kind of rule as torch's registry."""
+    from torch.distributions.kl import _dispatch_kl as torch_dispatch
+
+    from ember.distributions.kl import _dispatch_kl
+    from ember.distributions.kl_cross import _INFINITE_KL
+    for type_p, _, types_q in _INFINITE_KL:
+        for type_q in types_q:
+            want = torch_dispatch(getattr(TD, type_p.__name__), getattr(TD, type_q.__name__))
+            assert _dispatch_kl(type_p, type_q).__name__ == want.__name__
+
+
 def test_kl_other_pairs_and_register():
     for make_e, make_t in [
         (lambda m: m.Bernoulli(probs=(E if m is ED else T)([0.2, 0.7])),

@@ -163,11 +163,6 @@ def _kl_beta_continuous_bernoulli(p, q):
     return -p.entropy() - p.mean * q.logits - ember.log1p(-q.probs) - q._cont_bern_log_norm()
 
 
-@register_kl(Beta, Pareto)
-def _kl_beta_infinity(p, q):
-    return _infinite_like(p.concentration1)
-
-
 @register_kl(Beta, Exponential)
 def _kl_beta_exponential(p, q):
     return (
@@ -211,11 +206,6 @@ def _kl_beta_uniform(p, q):
     return result
 
 
-@register_kl(ContinuousBernoulli, Pareto)
-def _kl_continuous_bernoulli_infinity(p, q):
-    return _infinite_like(p.probs)
-
-
 @register_kl(ContinuousBernoulli, Exponential)
 def _kl_continuous_bernoulli_exponential(p, q):
     return -p.entropy() - ember.log(q.rate) + q.rate * p.mean
@@ -237,14 +227,6 @@ def _kl_continuous_bernoulli_uniform(p, q):
         _infinite_like(result),
         result,
     )
-
-
-@register_kl(Exponential, Beta)
-@register_kl(Exponential, ContinuousBernoulli)
-@register_kl(Exponential, Pareto)
-@register_kl(Exponential, Uniform)
-def _kl_exponential_infinity(p, q):
-    return _infinite_like(p.rate)
 
 
 @register_kl(Exponential, Gamma)
@@ -279,14 +261,6 @@ def _kl_exponential_normal(p, q):
     t3 = q.loc / p.rate
     t4 = q.loc.pow(2) * 0.5
     return t1 - 1 + (t2 - t3 + t4) / var_normal
-
-
-@register_kl(Gamma, Beta)
-@register_kl(Gamma, ContinuousBernoulli)
-@register_kl(Gamma, Pareto)
-@register_kl(Gamma, Uniform)
-def _kl_gamma_infinity(p, q):
-    return _infinite_like(p.concentration)
 
 
 @register_kl(Gamma, Exponential)
@@ -326,16 +300,6 @@ def _kl_gamma_normal(p, q):
     return t1 + (p.concentration - 1) * p.concentration.digamma() + (t2 - t3 + t4) / var_normal
 
 
-@register_kl(Gumbel, Beta)
-@register_kl(Gumbel, ContinuousBernoulli)
-@register_kl(Gumbel, Exponential)
-@register_kl(Gumbel, Gamma)
-@register_kl(Gumbel, Pareto)
-@register_kl(Gumbel, Uniform)
-def _kl_gumbel_infinity(p, q):
-    return _infinite_like(p.loc)
-
-
 @register_kl(Gumbel, Normal)
 def _kl_gumbel_normal(p, q):
     param_ratio = p.scale / q.scale
@@ -343,16 +307,6 @@ def _kl_gumbel_normal(p, q):
     t2 = (math.pi * param_ratio * 0.5).pow(2) / 3
     t3 = ((p.loc + p.scale * euler_constant - q.loc) / q.scale).pow(2) * 0.5
     return -t1 + t2 + t3 - (euler_constant + 1)
-
-
-@register_kl(Laplace, Beta)
-@register_kl(Laplace, ContinuousBernoulli)
-@register_kl(Laplace, Exponential)
-@register_kl(Laplace, Gamma)
-@register_kl(Laplace, Pareto)
-@register_kl(Laplace, Uniform)
-def _kl_laplace_infinity(p, q):
-    return _infinite_like(p.loc)
 
 
 @register_kl(Laplace, Normal)
@@ -366,16 +320,6 @@ def _kl_laplace_normal(p, q):
     return -t1 + scale_sqr_var_ratio + (t2 - t3 + t4) / var_normal - 1
 
 
-@register_kl(Normal, Beta)
-@register_kl(Normal, ContinuousBernoulli)
-@register_kl(Normal, Exponential)
-@register_kl(Normal, Gamma)
-@register_kl(Normal, Pareto)
-@register_kl(Normal, Uniform)
-def _kl_normal_infinity(p, q):
-    return _infinite_like(p.loc)
-
-
 @register_kl(Normal, Gumbel)
 def _kl_normal_gumbel(p, q):
     mean_scale_ratio = p.loc / q.scale
@@ -385,13 +329,6 @@ def _kl_normal_gumbel(p, q):
     t2 = mean_scale_ratio - loc_scale_ratio
     t3 = ember.exp(-mean_scale_ratio + 0.5 * var_scale_sqr_ratio + loc_scale_ratio)
     return -t1 + t2 + t3 - 0.5 * (1 + math.log(2 * math.pi))
-
-
-@register_kl(Pareto, Beta)
-@register_kl(Pareto, ContinuousBernoulli)
-@register_kl(Pareto, Uniform)
-def _kl_pareto_infinity(p, q):
-    return _infinite_like(p.scale)
 
 
 @register_kl(Pareto, Exponential)
@@ -428,12 +365,6 @@ def _kl_pareto_normal(p, q):
     result = t1 - t2 + (t3 + t4) / var_normal - 1
     result = ember.where(p.alpha <= 2, _infinite_like(result), result)
     return result
-
-
-@register_kl(Poisson, Bernoulli)
-@register_kl(Poisson, Binomial)
-def _kl_poisson_infinity(p, q):
-    return _infinite_like(p.rate)
 
 
 @register_kl(Uniform, Beta)
@@ -514,3 +445,33 @@ def _kl_cauchy_cauchy(p, q):
     t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
     t2 = (4 * p.scale * q.scale).log()
     return t1 - t2
+
+
+# Support mismatches: q gives zero density where p has mass, so KL(p || q) is inf (shaped like
+# p's batch). One table instead of a function per p family: p's family, a parameter of p that
+# carries its batch shape, and the q families that cannot cover p's support.
+_INFINITE_KL = [
+    (Beta, "concentration1", (Pareto,)),
+    (ContinuousBernoulli, "probs", (Pareto,)),
+    (Exponential, "rate", (Beta, ContinuousBernoulli, Pareto, Uniform)),
+    (Gamma, "concentration", (Beta, ContinuousBernoulli, Pareto, Uniform)),
+    (Gumbel, "loc", (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)),
+    (Laplace, "loc", (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)),
+    (Normal, "loc", (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)),
+    (Pareto, "scale", (Beta, ContinuousBernoulli, Uniform)),
+    (Poisson, "rate", (Bernoulli, Binomial)),
+]
+
+
+def _register_infinite_kl(type_p, param, types_q):
+    def _kl_infinity(p, q):
+        return _infinite_like(getattr(p, param))
+    name = "".join("_" + c.lower() if c.isupper() else c for c in type_p.__name__)
+    _kl_infinity.__name__ = _kl_infinity.__qualname__ = f"_kl{name}_infinity"
+    for type_q in types_q:
+        register_kl(type_p, type_q)(_kl_infinity)
+
+
+for _row in _INFINITE_KL:
+    _register_infinite_kl(*_row)
+del _row
