@@ -230,17 +230,12 @@ class LogitRelaxedBernoulli(_BinaryProbsLogits, Distribution):
         return temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval
-    has_rsample = True
-
-    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        base_dist = LogitRelaxedBernoulli(temperature, probs, logits)
-        super().__init__(base_dist, SigmoidTransform(), validate_args=validate_args)
+class _RelaxedFromBase(TransformedDistribution):
+    """RelaxedBernoulli / RelaxedOneHotCategorical: a transform of their logit / log base,
+    whose temperature, logits and probs they expose as their own."""
 
     def expand(self, batch_shape, _instance=None):
-        return _expand_transformed(self, RelaxedBernoulli, batch_shape, _instance)
+        return _expand_transformed(self, type(self), batch_shape, _instance)
 
     @property
     def temperature(self):
@@ -253,6 +248,17 @@ class RelaxedBernoulli(TransformedDistribution):
     @property
     def probs(self):
         return self.base_dist.probs
+
+
+class RelaxedBernoulli(_RelaxedFromBase):
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        base_dist = LogitRelaxedBernoulli(temperature, probs, logits)
+        super().__init__(base_dist, SigmoidTransform(), validate_args=validate_args)
+
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -310,7 +316,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_RelaxedFromBase):
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.simplex
     has_rsample = True
@@ -320,17 +326,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
                                           validate_args=validate_args)
         super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return _expand_transformed(self, RelaxedOneHotCategorical, batch_shape, _instance)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
