@@ -510,8 +510,34 @@ def _mode_meta(a, dim, keepdim):
     return (shape, a.dtype), (shape, D.int64)
 
 
+def _mode_decomp(x, dim=-1, keepdim=False):
+    """As the kernel: stable sort, runs of equal values (a NaN is a run of its own), each
+    element's run length by scatter_add + gather, the first longest run (the smallest
+    value), the last of its elements in stable order as the index; value read at it."""
+    from .. import _prims as P
+    if x.dim() == 0:
+        return P.clone(x, None), P.full((), 0, D.int64)
+    d = dim % x.dim()
+    n = x.shape[d]
+    v, order = P.sort(x, d, False, True)
+    first = P.full([1 if i == d else s for i, s in enumerate(x.shape)], True, D.bool)
+    new = P.ne(P.slice(v, d, 1, n, 1), P.slice(v, d, 0, n - 1, 1))
+    run = P.sub(P.cumsum(P._to_copy(P.cat([first, new], d), D.int64), d, None), 1)
+    ones = P.full(list(x.shape), 1, D.int64)
+    freq = P.gather(P.scatter_add(P.full(list(x.shape), 0, D.int64), d, run, ones), d, run,
+                    False)
+    best = P.argmax(freq, d, True)
+    last = P.sub(P.add(best, P.gather(freq, d, best, False)), 1)
+    idx = P.gather(order, d, last, False)
+    val = P.gather(x, d, idx, False)
+    if not keepdim:
+        val, idx = P.squeeze(val, [d]), P.squeeze(idx, [d])
+    return val, idx
+
+
 MODE = register("mode", _mode_kernel, meta=_mode_meta, vjp=_select_vjp, save=(),
                 save_out=True, nondiff_outputs=(1,), tags=("reduction",),
+                decomp=_mode_decomp,
                 schema="mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, "
                        "Tensor indices)")
 
