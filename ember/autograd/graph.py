@@ -493,6 +493,10 @@ class BinaryOpNode(OpNode):
     args = OpCtx.args
     out = OpCtx.out
 
+    @property
+    def _input_meta(self):
+        return self.shapes, self.dtypes
+
     def apply(self, grads):
         if grads[0] is None:        # one output: no gradient in means none out
             return [None, None]
