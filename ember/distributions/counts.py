@@ -7,7 +7,7 @@ import ember
 import ember.nn.functional as F
 
 from . import constraints
-from .discrete import Binomial, Categorical, Poisson, _BinaryProbsLogits, _one_of
+from .discrete import Binomial, Categorical, Poisson, _BinaryParam, _one_of
 from .distribution import Distribution, ExponentialFamily
 from .gamma import Gamma
 from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
@@ -90,7 +90,7 @@ class Multinomial(Distribution):
         return log_factorial_n - log_factorial_xs + log_powers
 
 
-class NegativeBinomial(_BinaryProbsLogits, Distribution):
+class NegativeBinomial(_BinaryParam, Distribution):
     arg_constraints = {"total_count": constraints.greater_than_eq(0),
                        "probs": constraints.half_open_interval(0.0, 1.0),
                        "logits": constraints.real}
@@ -98,20 +98,8 @@ class NegativeBinomial(_BinaryProbsLogits, Distribution):
     _expand_params = ("total_count", "probs", "logits")
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        self._set_param(probs, logits, total_count)
         super().__init__(self._param.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = super().expand(batch_shape, _instance)
-        new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
-        return new
 
     @property
     def mean(self):
@@ -124,10 +112,6 @@ class NegativeBinomial(_BinaryProbsLogits, Distribution):
     @property
     def variance(self):
         return self.mean / ember.sigmoid(-self.logits)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     @lazy_property
     def _gamma(self):

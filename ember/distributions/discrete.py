@@ -35,7 +35,36 @@ class _BinaryProbsLogits:
         return logits_to_probs(self.logits, is_binary=True)
 
 
-class Bernoulli(_BinaryProbsLogits, ExponentialFamily):
+class _BinaryParam(_BinaryProbsLogits):
+    """A two-outcome parameter stored as given (probs or logits) and as `_param`: its setting,
+    its re-binding on expand and param_shape, shared by Bernoulli, Binomial, NegativeBinomial
+    and LogitRelaxedBernoulli."""
+
+    def _set_param(self, probs, logits, total_count=None):
+        """Broadcasts the one of probs/logits given (with total_count, cast to its dtype);
+        returns whether it was a plain number (a scalar batch)."""
+        _one_of(probs, logits)
+        name, value = ("probs", probs) if probs is not None else ("logits", logits)
+        if total_count is None:
+            (param,) = broadcast_all(value)
+        else:
+            total_count, param = broadcast_all(total_count, value)
+            self.total_count = total_count.type_as(param)
+        setattr(self, name, param)
+        self._param = param
+        return isinstance(value, Number)
+
+    def expand(self, batch_shape, _instance=None):
+        new = super().expand(batch_shape, _instance)
+        new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
+        return new
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+
+class Bernoulli(_BinaryParam, ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
@@ -43,21 +72,9 @@ class Bernoulli(_BinaryProbsLogits, ExponentialFamily):
     _expand_params = ("probs", "logits")
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits)
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
+        is_scalar = self._set_param(probs, logits)
         batch_shape = ember.Size() if is_scalar else self._param.size()
         super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = super().expand(batch_shape, _instance)
-        new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
-        return new
 
     @property
     def mean(self):
@@ -71,10 +88,6 @@ class Bernoulli(_BinaryProbsLogits, ExponentialFamily):
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=ember.Size()):
         shape = self._extended_shape(sample_shape)
@@ -418,27 +431,15 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(_BinaryProbsLogits, Distribution):
+class Binomial(_BinaryParam, Distribution):
     arg_constraints = {"total_count": constraints.nonnegative_integer,
                        "probs": constraints.unit_interval, "logits": constraints.real}
     has_enumerate_support = True
     _expand_params = ("total_count", "probs", "logits")
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        self._set_param(probs, logits, total_count)
         super().__init__(self._param.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = super().expand(batch_shape, _instance)
-        new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
-        return new
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -455,10 +456,6 @@ class Binomial(_BinaryProbsLogits, Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=ember.Size()):
         shape = self._extended_shape(sample_shape)

@@ -7,7 +7,7 @@ import ember
 
 from . import constraints
 from .continuous import Cauchy, Normal, Uniform
-from .discrete import Categorical, _BinaryProbsLogits, _one_of
+from .discrete import Categorical, _BinaryParam
 from .distribution import Distribution
 from .transforms import AbsTransform, AffineTransform, ExpTransform, SigmoidTransform
 from .utils import broadcast_all, clamp_probs, euler_constant
@@ -185,7 +185,7 @@ class Gumbel(TransformedDistribution):
         return self.scale.log() + (1 + euler_constant)
 
 
-class LogitRelaxedBernoulli(_BinaryProbsLogits, Distribution):
+class LogitRelaxedBernoulli(_BinaryParam, Distribution):
     """Logit of a RelaxedBernoulli sample (Concrete / Gumbel-softmax, binary case)."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
@@ -193,26 +193,14 @@ class LogitRelaxedBernoulli(_BinaryProbsLogits, Distribution):
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = temperature
-        _one_of(probs, logits)
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
+        is_scalar = self._set_param(probs, logits)
         batch_shape = ember.Size() if is_scalar else self._param.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = super().expand(batch_shape, _instance)
         new.temperature = self.temperature
-        new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
         return new
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def rsample(self, sample_shape=ember.Size()):
         shape = self._extended_shape(sample_shape)
