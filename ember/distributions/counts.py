@@ -7,7 +7,7 @@ import ember
 import ember.nn.functional as F
 
 from . import constraints
-from .discrete import Binomial, Categorical, Poisson, _BinaryParam, _one_of
+from .discrete import Binomial, Categorical, Poisson, _BinaryParam, _CategoricalBacked, _one_of
 from .distribution import Distribution, ExponentialFamily
 from .gamma import Gamma
 from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
@@ -15,7 +15,7 @@ from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, p
 __all__ = ["ContinuousBernoulli", "Multinomial", "NegativeBinomial", "VonMises"]
 
 
-class Multinomial(Distribution):
+class Multinomial(_CategoricalBacked, Distribution):
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
 
     @property
@@ -49,18 +49,6 @@ class Multinomial(Distribution):
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
         return constraints.multinomial(self.total_count)
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     def sample(self, sample_shape=ember.Size()):
         sample_shape = ember.Size(sample_shape)

@@ -7,7 +7,7 @@ import ember
 
 from . import constraints
 from .continuous import Cauchy, Normal, Uniform
-from .discrete import Categorical, _BinaryParam
+from .discrete import Categorical, _BinaryParam, _CategoricalBacked
 from .distribution import Distribution
 from .transforms import AbsTransform, AffineTransform, ExpTransform, SigmoidTransform
 from .utils import broadcast_all, clamp_probs, euler_constant
@@ -249,7 +249,7 @@ class RelaxedBernoulli(_RelaxedFromBase):
 
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(_CategoricalBacked, Distribution):
     """Log of a RelaxedOneHotCategorical sample (Concrete distribution)."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.real_vector
@@ -270,18 +270,6 @@ class ExpRelaxedCategorical(Distribution):
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
 
     def rsample(self, sample_shape=ember.Size()):
         shape = self._extended_shape(sample_shape)
