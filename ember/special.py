@@ -131,4 +131,8 @@ def _zeta_vjp(ctx, g):
 
 
 _binary("zeta", lambda x, q: _sp().zeta(x, q), _zeta_vjp, no_half)
+
+# the orthogonal polynomials (chebyshev_polynomial_t, hermite_polynomial_h, ...)
+from ._special_polynomials import install as _install_polynomials  # noqa: E402
+_install_polynomials(_G)
 del _name, _k, _fn

@@ -54,3 +54,60 @@ def test_compare_catches_a_wrong_result():
                     (ember.tensor([[1.0, 2.0]]), "shape")]:
         with pytest.raises(AssertionError, match=kind):
             cmp(e, t, torch.float32, False)
+
+
+def test_fixes_found_by_the_opinfo_run():
+    """Small API gaps the OpInfo run found, each compared with torch."""
+    import numpy as np
+    import torch
+
+    import ember
+    a = np.arange(6, dtype=np.float32).reshape(2, 3) + 1
+    c = (a + 1j * a[::-1]).astype(np.complex64)
+    e, t = ember.tensor(a), torch.tensor(a)
+    ec, tc = ember.tensor(c), torch.tensor(c)
+    # to(device, dtype, non_blocking, copy) with the flags positional
+    r = e.to("cpu", ember.float64, False, True)
+    assert str(r.dtype) == str(t.to("cpu", torch.float64, False, True).dtype)
+    assert e.to(ember.float32, False, True) is not e
+    # frexp of a 0-d tensor; gradient with spacing=None
+    m, x = ember.frexp(ember.tensor(3.0))
+    tm, tx = torch.frexp(torch.tensor(3.0))
+    assert (m.item(), x.item(), str(x.dtype)) == (tm.item(), tx.item(), str(tx.dtype))
+    np.testing.assert_allclose(ember.gradient(e, spacing=None, dim=None)[1].numpy(),
+                               torch.gradient(t, spacing=None, dim=None)[1].numpy())
+    # mH / H / adjoint, new_empty_strided, __rdiv__ with a tensor
+    np.testing.assert_array_equal(ec.mH.numpy(), tc.mH.resolve_conj().numpy())
+    np.testing.assert_array_equal(ec.H.numpy(), tc.H.resolve_conj().numpy())
+    np.testing.assert_array_equal(ec.adjoint().numpy(), tc.adjoint().resolve_conj().numpy())
+    with pytest.raises(RuntimeError, match="tensor.H is only supported on matrices"):
+        ember.ones(2, 2, 2).H
+    with pytest.raises(RuntimeError, match="tensor.mH is only supported on matrices"):
+        ember.ones(2).mH
+    s = ember.tensor([1, 2]).new_empty_strided((2, 3), (1, 2))
+    ts = torch.tensor([1, 2]).new_empty_strided((2, 3), (1, 2))
+    assert (tuple(s.shape), s.stride(), str(s.dtype)) == (tuple(ts.shape), ts.stride(),
+                                                          str(ts.dtype))
+    np.testing.assert_allclose(e.__rdiv__(e + 1).numpy(), t.__rdiv__(t + 1).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(e.__rdiv__(2).numpy(), t.__rdiv__(2).numpy())
+
+
+@pytest.mark.parametrize("name", ["chebyshev_polynomial_t", "chebyshev_polynomial_u",
+                                  "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+                                  "shifted_chebyshev_polynomial_t",
+                                  "shifted_chebyshev_polynomial_v", "hermite_polynomial_h",
+                                  "hermite_polynomial_he", "laguerre_polynomial_l",
+                                  "legendre_polynomial_p"])
+def test_special_orthogonal_polynomials(name):
+    """Every n in -1..11 (and a fractional n) on a grid through the +-1 edge values."""
+    import torch
+
+    import ember
+    x = torch.linspace(-1.5, 1.5, 13, dtype=torch.float64)[:, None]
+    for n in (torch.arange(-1, 12), torch.tensor(3.7), torch.tensor(9)):
+        want = getattr(torch.special, name)(x, n)
+        got = getattr(ember.special, name)(ember.tensor(x.numpy()), ember.tensor(n.numpy()))
+        assert str(got.dtype) == str(want.dtype)
+        torch.testing.assert_close(torch.from_numpy(got.numpy()), want, rtol=1e-9, atol=1e-9)
+    got = getattr(ember.special, name)(ember.tensor([0.25, 2.0]), ember.tensor(3))
+    assert str(got.dtype) == "torch.float32"

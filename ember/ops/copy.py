@@ -384,6 +384,14 @@ def _parse_to(args, kwargs):
 
 
 def to(self, *args, non_blocking=False, copy=False, memory_format=None, **kwargs):
+    # trailing positional bools are non_blocking, copy: to(device, dtype, False, True)
+    # (non_blocking has no effect on the CPU)
+    flags = []
+    while args and isinstance(args[-1], bool) and len(flags) < 2:
+        flags.insert(0, args[-1])
+        args = args[:-1]
+    if len(flags) == 2:
+        copy = flags[1]
     dev, dtype = _parse_to(args, kwargs)
     if dev is not None:
         if check_supported(dev).type == "cpu" and self._backend == "meta" and not self._fake:

@@ -653,6 +653,14 @@ def _install():
     T.new_zeros = _new(zeros)
     T.new_ones = _new(ones)
     T.new_empty = _new(empty)
+
+    def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,
+                          layout=None, pin_memory=False):
+        from .misc import empty_strided
+        return empty_strided(size, stride, dtype=dtype or self.dtype, device=device,
+                             requires_grad=requires_grad)
+
+    T.new_empty_strided = new_empty_strided
     T.new_full = new_full
 
 

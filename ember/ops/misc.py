@@ -245,6 +245,8 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     dims = list(builtins.range(input.dim())) if dim is None else \
         [_wrap_dim(d, input.dim(), "gradient") for d in (dim if isinstance(dim, (list, tuple))
                                                          else [dim])]
+    if spacing is None:                               # torch accepts spacing=None as 1
+        spacing = 1
     if isinstance(spacing, (int, float)):
         spacing = [spacing] * len(dims)
     elif len(spacing) == 1 and len(dims) > 1:
@@ -295,6 +297,7 @@ def frexp(input, *, out=None):
     from .creation import from_numpy
     m, e = np.frexp(input.detach()._data.astype(np.float32 if input.dtype.itemsize == 2
                                                  else input._data.dtype))
+    m, e = np.asarray(m), np.asarray(e)               # 0-d input: NumPy returns scalars
     res = _FREXP(from_numpy(m.astype(input.dtype.np)), from_numpy(e.astype(np.int32)))
     return res
 

@@ -475,6 +475,9 @@ def _install_methods():
                                  lambda d: d if d in (D.float32, D.float64) else None,
                                  reverse=True)
     T.__itruediv__ = lambda a, b: inplace(DIV, a, (a, b, None))
+    # Python 2's name, kept by torch: other / self, also when other is a Tensor
+    T.__rdiv__ = lambda a, b: b.__truediv__(a) if isinstance(b, Tensor) else \
+        T.__rtruediv__(a, b)
     T.__floordiv__ = lambda a, b: dispatch(FLOOR_DIVIDE, (a, b))
     T.__rfloordiv__ = lambda a, b: dispatch(FLOOR_DIVIDE, (b, a))
     T.__ifloordiv__ = lambda a, b: inplace(FLOOR_DIVIDE, a, (a, b))

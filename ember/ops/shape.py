@@ -402,6 +402,26 @@ def _mT(self):
     return transpose(self, -2, -1)
 
 
+def _mH(self):
+    """Conjugate transpose of the last two dims (a conj view of mT, as PyTorch)."""
+    if self._data.ndim < 2:
+        raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
+                           f"Got {self._data.ndim}-D tensor.")
+    return transpose(self, -2, -1).conj()
+
+
+def _H(self):
+    """Conjugate transpose of a matrix; 0-D tensors pass through (PyTorch warns there)."""
+    nd = self._data.ndim
+    if nd == 0:
+        return self
+    if nd != 2:
+        hint = " For batches of matrices, consider using tensor.mH" if nd > 2 else ""
+        raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{nd}-D tensor.{hint}")
+    return transpose(self, 0, 1).conj()
+
+
 def _install():
     T = Tensor
     T.view = view
@@ -418,6 +438,9 @@ def _install():
     T.t = t
     T.T = property(lambda self: permute(self, tuple(reversed(range(self._data.ndim)))))
     T.mT = property(_mT)
+    T.mH = property(_mH)
+    T.H = property(_H)
+    T.adjoint = _mH
     T.squeeze = squeeze
     T.unsqueeze = unsqueeze
     T.flatten = flatten
