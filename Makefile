@@ -18,8 +18,10 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# one BLAS thread per test worker: two xdist workers already use both cores, and
+# oversubscribed OpenBLAS threads slow small matmuls by 100x or more
 test: $(STAMP)
-	$(VPY) -m pytest -n 2 tests
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(VPY) -m pytest -n 2 tests
 
 demo: $(STAMP)
 	$(VPY) examples/digits_cnn.py --checkpoint $(VENV)/digits_cnn.pt
