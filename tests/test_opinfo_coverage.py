@@ -111,3 +111,24 @@ def test_special_orthogonal_polynomials(name):
         torch.testing.assert_close(torch.from_numpy(got.numpy()), want, rtol=1e-9, atol=1e-9)
     got = getattr(ember.special, name)(ember.tensor([0.25, 2.0]), ember.tensor(3))
     assert str(got.dtype) == "torch.float32"
+
+
+def test_nonzero_static_and_empty_permuted():
+    import torch
+
+    import ember
+    a = [[0, 1, 0], [1, 1, 0]]
+    for size, fill in [(5, -1), (2, 9), (0, -1)]:
+        got = ember.nonzero_static(ember.tensor(a), size=size, fill_value=fill)
+        want = torch.nonzero_static(torch.tensor(a), size=size, fill_value=fill)
+        assert got.tolist() == want.tolist() and str(got.dtype) == str(want.dtype)
+    assert ember.tensor(a).nonzero_static(size=1).tolist() == [[0, 1]]
+    assert tuple(ember.nonzero_static(ember.tensor(3.0), size=2).shape) == (2, 0)
+    with pytest.raises(RuntimeError, match="non-negative"):
+        ember.nonzero_static(ember.tensor(a), size=-1)
+    e = ember.empty_permuted((2, 3, 4), (2, 0, 1), dtype=ember.float64)
+    t = torch.empty_permuted((2, 3, 4), (2, 0, 1), dtype=torch.float64)
+    assert (tuple(e.shape), e.stride(), str(e.dtype)) == (tuple(t.shape), t.stride(),
+                                                          str(t.dtype))
+    with pytest.raises(RuntimeError, match="Duplicate dim"):
+        ember.empty_permuted((2, 3), (0, 0))

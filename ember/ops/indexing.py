@@ -1053,9 +1053,23 @@ def argwhere(input):
     return dispatch(NONZERO, (input,))
 
 
+def nonzero_static(input, *, size, fill_value=-1):
+    """nonzero with a fixed row count: truncated to `size` rows or padded with fill_value."""
+    if not isinstance(size, int) or size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    nz = dispatch(NONZERO, (input,))
+    n = nz.shape[0]
+    if n >= size:
+        return nz[:size]
+    from .creation import full
+    from .shape import cat
+    pad = full((size - n, nz.shape[1]), fill_value, dtype=D.int64)
+    return cat([nz, pad], 0)
+
+
 _export(index_put, index_put_, gather, scatter, scatter_add, index_select, index_add,
         index_fill, take, masked_fill, masked_select, masked_scatter, where, nonzero,
-        argwhere)
+        argwhere, nonzero_static)
 
 
 def _install():
@@ -1064,6 +1078,7 @@ def _install():
     T.__setitem__ = __setitem__
     T.index_put = index_put
     T.index_put_ = index_put_
+    T.nonzero_static = nonzero_static
     T.gather = gather
     T.scatter = scatter
     T.scatter_ = scatter_

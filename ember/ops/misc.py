@@ -20,7 +20,8 @@ __all__ = ["fill", "fill_", "zero_", "diff", "ravel", "isin", "cov", "corrcoef",
            "trapz", "cumulative_trapezoid", "gradient", "unravel_index", "frexp", "renorm",
            "bartlett_window", "blackman_window", "hamming_window", "hann_window",
            "kaiser_window", "detach", "detach_", "range", "empty_strided", "frombuffer",
-           "typename", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"]
+           "typename", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes",
+           "empty_permuted"]
 
 
 # ------------------------------------------------------------------------ fill / zero
@@ -383,6 +384,22 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
     extent = 1 + builtins.sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
     base = empty(extent, dtype=dtype)
     return base.as_strided(size, stride).requires_grad_(requires_grad)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   requires_grad=False, pin_memory=False):
+    """An uninitialised tensor of `size` whose memory order is `physical_layout`."""
+    from .creation import empty
+    size, perm = tuple(size), tuple(physical_layout)
+    if len(perm) != len(size):
+        raise RuntimeError("Number of dimensions in size does not match the length of the "
+                           "physical_layout")
+    if sorted(perm) != list(builtins.range(len(size))):
+        raise RuntimeError("Duplicate dim not allowed" if len(set(perm)) != len(perm)
+                           else f"Dimension out of range (got {perm})")
+    inv = [perm.index(i) for i in builtins.range(len(size))]
+    base = empty(tuple(size[p] for p in perm), dtype=dtype)
+    return base.permute(inv).requires_grad_(requires_grad)
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
