@@ -9,6 +9,7 @@ By hand (from an empty folder; the torch run needs the shims in _torch_side/ on 
     PYTHONPATH=tests/programs/_torch_side python tests/programs/dcgan.py --init i.pt --data d1
     python -m ember run tests/programs/dcgan.py --init i.pt --data d2
 """
+import importlib.util
 import os
 import re
 import subprocess
@@ -51,6 +52,23 @@ def _run(cmd, torch_side, cwd):
     steps = [(int(n), float(x)) for n, x in _STEP.findall(p.stdout)]
     assert steps, f"{side} run printed no 'step N loss X' lines:\n{p.stdout[-2000:]}"
     return steps, p.stdout
+
+
+_ORACLE = os.environ.get("EMBER_TORCHAUDIO_ORACLE",
+                         os.path.join(ROOT, ".venv", "torchaudio-oracle"))
+
+
+def _skip_without_oracles(name):
+    """The PyTorch run of a program needs the package it imports (the test extra has them;
+    torchaudio is the Makefile's --no-deps oracle copy)."""
+    src = open(os.path.join(HERE, name)).read()
+    if "torchvision" in src and importlib.util.find_spec("torchvision") is None:
+        pytest.skip("torchvision is not installed")
+    if "torchaudio" in src and not os.path.isdir(os.path.join(_ORACLE, "torchaudio")):
+        pytest.skip(f"torchaudio oracle not installed in {_ORACLE} (see the Makefile)")
+    for mod in ("soundfile", "PIL"):
+        if f"import {mod}" in src or f"from {mod} " in src:
+            pytest.importorskip(mod)
 
 
 def run_both(name, tmp_path, extra=(), script=None):
@@ -102,6 +120,7 @@ CASES = [
     ("time_sequence_lbfgs.py", 1e-6, "float64 LSTMCell with LBFGS (line search is sensitive, "
                                      "float64 keeps it identical)", ()),
     ("super_resolution.py", 1e-4, "3 convs + PixelShuffle, Adam", ()),
+    ("siamese_network.py", 1e-4, "shared CNN tower, BCELoss, Adadelta", ()),
     ("actor_critic.py", 1e-4, "actions drawn from the policy with NumPy uniforms", ()),
 ]
 
@@ -109,6 +128,7 @@ CASES = [
 @pytest.mark.parametrize("name,rtol", [
     pytest.param(n, r, marks=m, id=n[:-3]) for n, r, _, m in CASES])
 def test_program(name, rtol, tmp_path):
+    _skip_without_oracles(name)
     (t, _), (e, eout) = run_both(name, tmp_path)
     compare(t, e, rtol)
 
@@ -127,6 +147,7 @@ def test_word_language_model_without_onnx_import(tmp_path):
 def test_tensorboard_event_file(tmp_path):
     """The TensorBoard loop (small MLP, Adam: rtol 1e-4) matches step by step, and its event
     file exists in both runs and holds the logged scalars and histograms."""
+    pytest.importorskip("tensorboard")
     (t, tout), (e, eout) = run_both("tensorboard_loop.py", tmp_path)
     compare(t, e, 1e-4)
     for side in ("torch", "ember"):
