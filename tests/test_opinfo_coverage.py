@@ -132,3 +132,30 @@ def test_nonzero_static_and_empty_permuted():
                                                           str(t.dtype))
     with pytest.raises(RuntimeError, match="Duplicate dim"):
         ember.empty_permuted((2, 3), (0, 0))
+
+
+def test_native_norms():
+    """native_layer/batch/group_norm: output plus saved mean and 1/std, as torch's."""
+    import numpy as np
+    import torch
+
+    import ember
+    x = np.random.default_rng(0).standard_normal((2, 6, 5))
+    w, b = np.linspace(0.5, 1.5, 6), np.linspace(-1, 1, 6)
+    E, T = ember.tensor, torch.tensor
+    cases = [
+        (lambda m, a, *r: m.native_layer_norm(a, [6, 5], None, None, 1e-5), ()),
+        (lambda m, a, w, b: m.native_group_norm(a, w, b, 2, 6, 5, 3, 1e-5), (w, b)),
+        (lambda m, a, w, b: m.native_batch_norm(a, w, b, None, None, True, 0.1, 1e-5), (w, b)),
+    ]
+    for f, extra in cases:
+        got = f(ember, E(x), *[E(v) for v in extra])
+        want = f(torch, T(x), *[T(v) for v in extra])
+        for g, t in zip(got, want):
+            assert tuple(g.shape) == tuple(t.shape) and str(g.dtype) == str(t.dtype)
+            np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-7, atol=1e-9)
+    rm, rv = np.zeros(6), np.ones(6)
+    got = ember.native_batch_norm(E(x), None, None, E(rm), E(rv), False, 0.1, 1e-5)
+    want = torch.native_batch_norm(T(x), None, None, T(rm), T(rv), False, 0.1, 1e-5)
+    assert [tuple(g.shape) for g in got] == [tuple(t.shape) for t in want]
+    np.testing.assert_allclose(got[0].numpy(), want[0].numpy(), rtol=1e-7)
