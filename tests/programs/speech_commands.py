@@ -1,7 +1,7 @@
 """Speech-commands style keyword classifier (the torchaudio speech-command tutorial, scaled
 down): one-second 8 kHz WAV clips per label folder written with soundfile (tones and chirps
 plus noise from a fixed NumPy seed; no download), torchaudio.transforms.MelSpectrogram +
-AmplitudeToDB features, an M5-like 1-d CNN over the mel frames, AdamW, OneCycleLR-free StepLR.
+AmplitudeToDB features, an M5-like 1-d CNN over the mel frames, AdamW with StepLR.
 
 Held fixed: the noise in the clips is NumPy's; no random augmentation (time/frequency masking
 draws from each framework's own generator: MT19937 vs Philox); the loader does not shuffle, a
