@@ -159,3 +159,25 @@ def test_native_norms():
     want = torch.native_batch_norm(T(x), None, None, T(rm), T(rv), False, 0.1, 1e-5)
     assert [tuple(g.shape) for g in got] == [tuple(t.shape) for t in want]
     np.testing.assert_allclose(got[0].numpy(), want[0].numpy(), rtol=1e-7)
+
+
+def test_svd_pca_lowrank():
+    """Rank-3 inputs: singular values equal torch's, U S V^H rebuilds A; shapes as torch's."""
+    import numpy as np
+    import torch
+
+    import ember
+    rng = np.random.default_rng(0)
+    for shape in [(7, 5), (4, 9), (2, 6, 5)]:
+        a = rng.standard_normal(shape[:-1] + (3,)) @ rng.standard_normal((3, shape[-1]))
+        for name, kw in [("svd_lowrank", {"q": 4}), ("pca_lowrank", {"q": 3, "center": True}),
+                         ("pca_lowrank", {"q": 3, "center": False})]:
+            U, S, V = getattr(ember, name)(ember.tensor(a), **kw)
+            tU, tS, tV = getattr(torch, name)(torch.tensor(a), **kw)
+            assert [tuple(x.shape) for x in (U, S, V)] == [tuple(x.shape) for x in (tU, tS, tV)]
+            np.testing.assert_allclose(S.numpy(), tS.numpy(), rtol=1e-8, atol=1e-8)
+            ref = a - a.mean(-2, keepdims=True) if kw.get("center") else a
+            rebuilt = (U * S.unsqueeze(-2)) @ V.mH
+            np.testing.assert_allclose(rebuilt.numpy(), ref, atol=1e-8)
+    with pytest.raises(ValueError, match="must be non-negative integer"):
+        ember.pca_lowrank(ember.ones(3, 2), q=5)
