@@ -16,7 +16,7 @@ from ._memory import _Storage, new_storage, alias_storage, PENDING as _PENDING
 class Tensor:
     # class-level defaults (see module note)
     _grad = None
-    grad_fn = None
+    _grad_fn = None
     _output_nr = 0
     _base = None
     _rg = False                 # requires_grad
@@ -57,6 +57,15 @@ class Tensor:
             TF.subclasses = TF.active = True
 
     # ----------------------------------------------------------------- metadata
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, value):
+        raise AttributeError("attribute 'grad_fn' of 'torch._C.TensorBase' objects is not "
+                             "writable")
+
     @property
     def dtype(self):
         return self._dtype
@@ -170,7 +179,7 @@ class Tensor:
 
     @property
     def is_leaf(self):
-        return self.grad_fn is None
+        return self._grad_fn is None
 
     @property
     def grad(self):
@@ -194,7 +203,7 @@ class Tensor:
         if not isinstance(requires_grad, (bool, np.bool_)):
             raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be "
                             f"bool, not {type(requires_grad).__name__}")
-        if self.grad_fn is not None:
+        if self._grad_fn is not None:
             if requires_grad:
                 return self
             raise RuntimeError(
@@ -274,7 +283,7 @@ class Tensor:
     def detach_(self):
         if self._base is not None and self._base._rg:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
-        self.grad_fn = None
+        self._grad_fn = None
         self._rg = False
         return self
 
@@ -383,15 +392,15 @@ class Tensor:
     def register_hook(self, hook):
         if not self._rg:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is not None:
-            return self.grad_fn._add_tensor_prehook(self._output_nr, hook)
+        if self._grad_fn is not None:
+            return self._grad_fn._add_tensor_prehook(self._output_nr, hook)
         if self._hooks is None:
             self._hooks = []
         self._hooks.append(hook)
         return _RemovableHandle(self._hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook):
-        if self.grad_fn is not None:
+        if self._grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
                                "tensors")
         if self._post_acc_hooks is None:

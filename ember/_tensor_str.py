@@ -232,8 +232,8 @@ def tensor_repr(t, tensor_contents=None):
         body = _tensor_str(t, indent)
     if tensor_contents is not None:
         body = tensor_contents
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name().rsplit('::', 1)[-1]}>")
+    if t._grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t._grad_fn.name().rsplit('::', 1)[-1]}>")
     elif t._rg:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent)

@@ -67,8 +67,8 @@ class VmapMode:
             record(func, args, out)
             if func.save_out:
                 o = out[0] if isinstance(out, tuple) else out
-                if o.grad_fn is not None:
-                    o.grad_fn._bt_keep = out    # saved outputs unpack through the wrappers
+                if o._grad_fn is not None:
+                    o._grad_fn._bt_keep = out    # saved outputs unpack through the wrappers
         return out
 
     def _random(self, func, args, batched):

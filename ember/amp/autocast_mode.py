@@ -84,7 +84,7 @@ def _cached_cast(t, target, policy):
     if not _eligible(t) or t._dtype is target:
         return t
     from ..ops.copy import cast
-    use_cache = (_ST.cache_enabled and policy == "lower_precision" and t.grad_fn is None
+    use_cache = (_ST.cache_enabled and policy == "lower_precision" and t._grad_fn is None
                  and t._rg)
     if use_cache:
         hit = _ST.cache.get(id(t))

@@ -97,7 +97,7 @@ def _targets(inputs, accumulate):
             raise TypeError(f"inputs must be Tensors, but got {type(x).__name__}")
         if not x._rg:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-        if accumulate and x.grad_fn is not None:
+        if accumulate and x._grad_fn is not None:
             x.retain_grad()
         targets.setdefault(gradient_edge(x), []).append(k)
     return targets

@@ -237,7 +237,7 @@ def _wrap_outputs(ctx, args, out, executable):
             continue
         if skip:
             continue
-        o.grad_fn, o._output_nr, o._rg = ctx, i, True
+        o._grad_fn, o._output_nr, o._rg = ctx, i, True
         if o._base is not None:
             o._custom_fn_view = True
             o._view_version = o._storage.version
@@ -263,7 +263,7 @@ def _rebase_dirty(ctx, t, i):
     from ..ops.copy import check_inplace_allowed, rebase_history
     check_inplace_allowed(t, dirty=True)
     src = _alias(t, t._data)
-    src.grad_fn, src._output_nr, src._rg = ctx, i, True
+    src._grad_fn, src._output_nr, src._rg = ctx, i, True
     rebase_history(t, src)
 
 
@@ -277,7 +277,7 @@ def _save(ctx, args, outs):
         if t is None:
             saved.append(None)
             nrs.append(0)
-        elif id(t) in out_ids and t.grad_fn is ctx:
+        elif id(t) in out_ids and t._grad_fn is ctx:
             saved.append(SavedTensor(_alias(t, t._data), True, _wref(t)))
             nrs.append(out_ids[id(t)])
         else:
@@ -310,7 +310,7 @@ def once_differentiable(fn):
         for i, o in enumerate(tup):
             if isinstance(o, Tensor) and o._dtype._kind >= 2:
                 o = _alias(o, o._data) if not STATE.modes else _alias_op(o)
-                o.grad_fn, o._output_nr, o._rg = node, i, True
+                o._grad_fn, o._output_nr, o._rg = node, i, True
             res.append(o)
         return tuple(res) if isinstance(outputs, tuple) else res[0]
     return wrapper

@@ -288,7 +288,7 @@ def _undefined_grad(o):
     t = o.detach()
     node = _UndefinedGradBackward()
     node.next_functions = (gradient_edge(o),)
-    t.grad_fn, t._output_nr, t._rg = node, 0, True
+    t._grad_fn, t._output_nr, t._rg = node, 0, True
     t._view_version = t._storage.version    # a fresh history, not a stale view's
     return t
 

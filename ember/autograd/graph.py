@@ -99,7 +99,7 @@ def retain_grad(t):
     """Keep a non-leaf's gradient in `.grad`; the hook runs after the tensor's other hooks."""
     if not t._rg:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-    if t.grad_fn is None or t._retains_grad:
+    if t._grad_fn is None or t._retains_grad:
         return
     t._retains_grad = True
     ref = weakref.ref(t)
@@ -108,7 +108,7 @@ def retain_grad(t):
         v = ref()
         if v is not None:
             v.grad = g.clone() if v.grad is None else v.grad + g
-    fn = t.grad_fn
+    fn = t._grad_fn
     if fn._retain_hooks is None:
         fn._retain_hooks = {}
     fn._retain_hooks[t._output_nr] = _retain
@@ -153,7 +153,7 @@ class SavedTensor:
         t = self.t
         if t._storage.version != self.version:
             raise RuntimeError(_modified_msg(t, self.version, node if self.is_output else
-                                             t.grad_fn, output_nr if self.is_output else
+                                             t._grad_fn, output_nr if self.is_output else
                                              t._output_nr))
         if self.is_output:
             if STATE.modes:
@@ -162,7 +162,7 @@ class SavedTensor:
                               and src._data.strides == t._data.strides else t)
             else:
                 o = _alias(t, t._data)
-            o.grad_fn, o._output_nr, o._rg = node, output_nr, True
+            o._grad_fn, o._output_nr, o._rg = node, output_nr, True
             return o
         return t
 
@@ -380,7 +380,7 @@ Tensor._view_version = None   # storage version when a view's grad_fn was made
 
 
 def gradient_edge(t):
-    fn = t.grad_fn
+    fn = t._grad_fn
     if fn is not None:
         if t._base is not None and t._view_version != t._storage.version:
             from ..ops.copy import regenerate_view
@@ -454,7 +454,7 @@ def record(op, args, out):
         meta.append((o._data.shape, d))
         if d._kind < 2 or (nondiff and i in nondiff):
             continue
-        o.grad_fn = node
+        o._grad_fn = node
         o._output_nr = i
         o._rg = True
         if o._base is not None:
@@ -535,7 +535,7 @@ def record_binary(op, a, b, extra, out):
     ga = a._rg
     gb = b._rg
     if ga:
-        fn = a.grad_fn
+        fn = a._grad_fn
         if fn is None:
             ea = a._accum
             ea = (ea, 0) if ea is not None else gradient_edge(a)
@@ -544,7 +544,7 @@ def record_binary(op, a, b, extra, out):
     else:
         ea = _NO_EDGE
     if gb:
-        fn = b.grad_fn
+        fn = b._grad_fn
         if fn is None:
             eb = b._accum
             eb = (eb, 0) if eb is not None else gradient_edge(b)
@@ -573,7 +573,7 @@ def record_binary(op, a, b, extra, out):
     node._out = saved_output(out) if op.save_out else ()
     # no out_meta: with one output, a None grad means all are None and the node is skipped
     if d._kind >= 2:
-        out.grad_fn = node
+        out._grad_fn = node
         out._rg = True
     return node
 

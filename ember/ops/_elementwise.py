@@ -220,7 +220,7 @@ def inplace(op, self, args):
         if not ok:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(res.shape)}")
-    node = res.grad_fn if recording else None
+    node = res._grad_fn if recording else None
     out = dispatch(COPY_, (self, res))
     if node is not None and hasattr(node, "ctx"):
         _resave(node.ctx, self, drop_self)
@@ -232,7 +232,7 @@ def _resave(ctx, self, drop_self):
     from ..autograd.graph import SavedTensor, saved_output
     if drop_self and ctx._args:
         ctx._args[0] = None
-    if ctx._out and isinstance(ctx._out, SavedTensor) and self.grad_fn is not None:
+    if ctx._out and isinstance(ctx._out, SavedTensor) and self._grad_fn is not None:
         ctx._out = saved_output(self)
 
 

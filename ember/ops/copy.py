@@ -159,7 +159,7 @@ Tensor._custom_fn_view = False    # output of a custom Function that aliases an 
 
 def check_inplace_allowed(t, dirty=False):
     """PyTorch's check_inplace: leaves, views of leaves, multi-output and custom-Function views."""
-    if t._rg and t.grad_fn is None and t._base is None:
+    if t._rg and t._grad_fn is None and t._base is None:
         raise RuntimeError("a leaf Variable that requires grad " +
                            ("has been used" if dirty else "is being used") +
                            " in an in-place operation.")
@@ -178,14 +178,14 @@ def check_inplace_allowed(t, dirty=False):
             "This behavior is forbidden. You can fix this by cloning the output of the custom "
             "Function.")
     base = t._base
-    if base is not None and base._rg and base.grad_fn is None and t._rg:
+    if base is not None and base._rg and base._grad_fn is None and t._rg:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
 
 
 def _fn_name(t):
     from ..autograd.graph import forward_name
-    return forward_name(t.grad_fn) if t.grad_fn is not None else "a view function"
+    return forward_name(t._grad_fn) if t._grad_fn is not None else "a view function"
 
 
 def rebase_history(self_, src, explicit=False):
@@ -196,25 +196,25 @@ def rebase_history(self_, src, explicit=False):
     from ..autograd.graph import gradient_edge
     base = self_._base
     if base is None:
-        if (not explicit and src.grad_fn is not None and src._data.shape == self_._data.shape
+        if (not explicit and src._grad_fn is not None and src._data.shape == self_._data.shape
                 and src._dtype is self_._dtype):
-            self_.grad_fn, self_._output_nr = src.grad_fn, src._output_nr
+            self_._grad_fn, self_._output_nr = src._grad_fn, src._output_nr
         else:
             node = _CopyBackwards(self_, src)
             node.next_functions = (gradient_edge(self_) if self_._rg else (None, 0),
                                    gradient_edge(src) if src._rg else (None, 0))
-            self_.grad_fn, self_._output_nr = node, 0
+            self_._grad_fn, self_._output_nr = node, 0
         self_._rg = True
         return
     geom = _geometry(self_, base)
     node = CopySlices(geom)
     old = gradient_edge(base) if base._rg else (None, 0)
     node.next_functions = (old, gradient_edge(src) if src._rg else (None, 0))
-    base.grad_fn, base._output_nr, base._rg = node, 0, True
+    base._grad_fn, base._output_nr, base._rg = node, 0, True
     self_._view_version = self_._storage.version
     view = _ViewOfBase(base, geom)
     view.next_functions = ((node, 0),)
-    self_.grad_fn, self_._output_nr, self_._rg = view, 0, True
+    self_._grad_fn, self_._output_nr, self_._rg = view, 0, True
 
 
 def regenerate_view(t):
@@ -223,7 +223,7 @@ def regenerate_view(t):
     base = t._base
     node = _ViewOfBase(base, _geometry(t, base))
     node.next_functions = (gradient_edge(base),)
-    t.grad_fn, t._output_nr = node, 0
+    t._grad_fn, t._output_nr = node, 0
     t._view_version = t._storage.version
     return node
 

@@ -99,7 +99,7 @@ def _view_inplace(view_fn, name):
     """x.t_() etc.: x becomes its own view (same storage, new shape/strides)."""
     def method(self, *args):
         v = view_fn(self, *args)
-        if self.requires_grad and self.grad_fn is None:
+        if self.requires_grad and self._grad_fn is None:
             raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
                                "in-place operation.")
         if STATE.modes:             # a mode sees the rebinding as the set_ op
@@ -107,8 +107,8 @@ def _view_inplace(view_fn, name):
             SET_(self, v)
         else:
             self._data = v._data
-        if v.grad_fn is not None:
-            self.grad_fn, self._output_nr = v.grad_fn, v._output_nr
+        if v._grad_fn is not None:
+            self._grad_fn, self._output_nr = v._grad_fn, v._output_nr
         return self
     method.__name__ = name
     return method
@@ -187,7 +187,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         import warnings
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
                       "than the number of observations.")
-    return c.squeeze() if input.dim() < 2 else c
+    # one variable (1-D input or a single row): a 0-d result, as aten squeezes it
+    return c.squeeze() if input.dim() < 2 or input.shape[0] == 1 else c
 
 
 def corrcoef(input):

@@ -322,7 +322,7 @@ class Optimizer:
                 if set_to_none:
                     p.grad = None
                     continue
-                if p.grad.grad_fn is not None:
+                if p.grad._grad_fn is not None:
                     p.grad.detach_()
                 else:
                     p.grad.requires_grad_(False)

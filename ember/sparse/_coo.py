@@ -99,7 +99,9 @@ class SparseTensorBase(Tensor):
 
     @property
     def grad_fn(self):
-        return self._vals.grad_fn
+        return self._vals._grad_fn
+
+    _grad_fn = grad_fn      # internal readers see the values' node too
 
     def numpy(self, *a, **k):
         raise RuntimeError("Can't call numpy() on a sparse tensor: call .to_dense() first")

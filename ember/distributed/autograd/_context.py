@@ -137,7 +137,7 @@ def attach_recv(hooks, t, info, src):
         node.metas.append(None)
     node.metas[k] = (tuple(t.shape), t.dtype)
     node.num_outputs = len(node.metas)
-    t.grad_fn = node
+    t._grad_fn = node
     t._output_nr = k
     t._rg = True
 
@@ -145,10 +145,10 @@ def attach_recv(hooks, t, info, src):
 def _leaves(roots):
     seen, out, stack = set(), [], []
     for r in roots:
-        if r.grad_fn is None:
+        if r._grad_fn is None:
             out.append(r)
         else:
-            stack.append(r.grad_fn)
+            stack.append(r._grad_fn)
     while stack:
         n = stack.pop()
         if n is None or id(n) in seen:

@@ -103,7 +103,7 @@ class Module:
         if not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
                             f"'{name}' (torch.nn.Parameter or None required)")
-        if param.grad_fn is not None:
+        if param._grad_fn is not None:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
                              f"parameters must be created explicitly. To express '{name}' as "
                              "a function of another Tensor, compute the value in the forward() "
@@ -305,7 +305,7 @@ class Module:
             if set_to_none:
                 p.grad = None
             else:
-                if p.grad.grad_fn is not None:
+                if p.grad._grad_fn is not None:
                     p.grad.detach_()
                 else:
                     p.grad.requires_grad_(False)

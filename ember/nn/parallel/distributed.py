@@ -170,8 +170,8 @@ class DistributedDataParallel(Module, Joinable):
 
         def collect(o):
             if isinstance(o, Tensor):
-                if o.grad_fn is not None:
-                    stack.append(o.grad_fn)
+                if o._grad_fn is not None:
+                    stack.append(o._grad_fn)
                 elif o.requires_grad:
                     reached.add(id(o))
             elif isinstance(o, (list, tuple)):
