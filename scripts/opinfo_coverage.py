@@ -52,7 +52,18 @@ def _on_alarm(signum, frame):
 
 def to_ember(x):
     """A torch sample argument -> the ember equivalent (recursively)."""
+    if isinstance(x, torch.nn.Module):                # e.g. distance_function=PairwiseDistance()
+        cls = getattr(ember.nn, type(x).__name__, None)
+        if cls is None or any(True for _ in x.parameters()):
+            return x
+        m = cls()
+        for k, v in vars(x).items():
+            if not k.startswith("_") and k != "training":
+                setattr(m, k, to_ember(v))
+        return m
     if isinstance(x, torch.Tensor):
+        if x.layout != torch.strided:                 # sparse samples: the dense values
+            return to_ember(x.to_dense()).to_sparse()
         t = x.detach().resolve_conj().resolve_neg()
         name = str(t.dtype).split(".")[1]
         if t.dtype in (torch.bfloat16, torch.float16):
@@ -117,6 +128,11 @@ def _np(t):
 def compare(e, t, dtype, shape_only, path="out"):
     """Raise AssertionError('<kind>: ...') when ember's result e differs from torch's t."""
     if isinstance(t, torch.Tensor):
+        if t.layout != torch.strided:                 # sparse results: compare the dense values
+            if str(t.layout) != str(getattr(e, "layout", "")):
+                raise AssertionError(f"type: {path} layout {getattr(e, 'layout', None)} vs "
+                                     f"torch {t.layout}")
+            t, e = t.to_dense(), e.to_dense()
         if not isinstance(e, ember.Tensor):
             raise AssertionError(f"type: {path} is {type(e).__name__}, torch gives a Tensor")
         if str(e.dtype) != str(t.dtype):

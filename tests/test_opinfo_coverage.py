@@ -181,3 +181,15 @@ def test_svd_pca_lowrank():
             np.testing.assert_allclose(rebuilt.numpy(), ref, atol=1e-8)
     with pytest.raises(ValueError, match="must be non-negative integer"):
         ember.pca_lowrank(ember.ones(3, 2), q=5)
+
+
+def test_cov_corrcoef_of_one_variable_is_0d():
+    import numpy as np
+    import torch
+
+    import ember
+    x = np.random.default_rng(0).standard_normal((1, 5))
+    for f in ("cov", "corrcoef"):
+        got, want = getattr(ember, f)(ember.tensor(x)), getattr(torch, f)(torch.tensor(x))
+        assert tuple(got.shape) == tuple(want.shape) == ()
+        np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)
