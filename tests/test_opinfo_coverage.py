@@ -193,3 +193,20 @@ def test_cov_corrcoef_of_one_variable_is_0d():
         got, want = getattr(ember, f)(ember.tensor(x)), getattr(torch, f)(torch.tensor(x))
         assert tuple(got.shape) == tuple(want.shape) == ()
         np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)
+
+
+def test_masked_var_complex_and_sum_to_size_empty():
+    import numpy as np
+    import torch
+
+    import ember
+    x = np.array([[1 + 1j, 2 - 1j, 3j], [0.5, -1j, 2]], dtype=np.complex64)
+    mk = np.array([[True, False, True], [True, True, True]])
+    for f in ("var", "std"):
+        got = getattr(ember.masked, f)(ember.tensor(x), 1, mask=ember.tensor(mk))
+        want = getattr(torch.masked, f)(torch.tensor(x), 1, mask=torch.tensor(mk))
+        assert str(got.dtype) == str(want.dtype)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    for v in (True, 3, 2.5):
+        got, want = ember.tensor(v).sum_to_size(()), torch.tensor(v).sum_to_size(())
+        assert str(got.dtype) == str(want.dtype) and got.item() == want.item()

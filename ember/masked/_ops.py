@@ -147,17 +147,18 @@ def _var(input, dim, unbiased, correction, keepdim, dtype, mask):
     if correction is None:
         correction = 0 if unbiased is False else 1
     input = _cast(input, dtype)
-    if not input.is_floating_point():
+    if not (input.is_floating_point() or input.is_complex()):   # complex stays complex
         input = input.to(ember.get_default_dtype())
     m = _mask(input, mask)
     dims = _dims(input, dim)
-    count = ember.sum(m, dims, keepdim=True).to(input.dtype)
+    rdt = input.real.dtype if input.is_complex() else input.dtype   # counts are real
+    count = ember.sum(m, dims, keepdim=True).to(rdt)
     centre = ember.sum(_fill(input, m, 0), dims, keepdim=True) / count
     dev = _fill(input - centre, m, 0)
     total = ember.sum(dev * dev.conj() if dev.is_complex() else dev * dev, dims,
                       keepdim=keepdim)
     if not keepdim:
-        count = ember.sum(m, dims, keepdim=False).to(input.dtype)
+        count = ember.sum(m, dims, keepdim=False).to(rdt)
     return total / (count - correction).clamp(min=0)
 
 

@@ -143,6 +143,8 @@ def sum_to_size(self, *size):
     if len(size) == 1 and isinstance(size[0], (list, tuple)):
         size = tuple(size[0])
     size = tuple(size)
+    if size == ():                                    # aten's sum_to: () is a full sum
+        return self.sum()
     if size == self._data.shape:
         return self
     return dispatch(SUM_TO_SIZE, (self, size))
