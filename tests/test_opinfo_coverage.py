@@ -210,3 +210,18 @@ def test_masked_var_complex_and_sum_to_size_empty():
     for v in (True, 3, 2.5):
         got, want = ember.tensor(v).sum_to_size(()), torch.tensor(v).sum_to_size(())
         assert str(got.dtype) == str(want.dtype) and got.item() == want.item()
+
+
+def test_take_along_dim_negative_and_masked_prod_0d():
+    import numpy as np
+    import torch
+
+    import ember
+    x = np.arange(20.0).reshape(4, 5)
+    i = np.array([[-1, 0, -5], [2, -2, 4], [0, 0, -3], [-4, 1, 1]])
+    got = ember.take_along_dim(ember.tensor(x), ember.tensor(i), 1)
+    np.testing.assert_array_equal(got.numpy(), torch.take_along_dim(torch.tensor(x),
+                                                                   torch.tensor(i), 1).numpy())
+    for v in (True, 3, 2.5):
+        got, want = ember.masked.prod(ember.tensor(v)), torch.masked.prod(torch.tensor(v))
+        assert str(got.dtype) == str(want.dtype) and got.item() == want.item()

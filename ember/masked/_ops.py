@@ -57,6 +57,8 @@ def prod(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     if not keepdim:
         for d in sorted((d % max(input.dim(), 1) for d in _dims(input, dim)), reverse=True):
             x = x.squeeze(d) if x.dim() else x
+    if input.dim() == 0:                              # still a product: bool/int -> int64
+        x = ember.prod(x)
     return x
 
 

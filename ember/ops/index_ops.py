@@ -120,6 +120,8 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     ishape, xshape = list(indices._data.shape), list(input._data.shape)
     idx = _broadcast(indices, S._replace_dim(xshape, d, ishape[d] if ishape else 1), ishape)
     src = _broadcast(input, S._replace_dim(ishape, d, xshape[d] if xshape else 1), xshape)
+    # with a dim, PyTorch counts negative indices from the end (gather alone does not)
+    idx = idx + (idx < 0).to(D.int64) * xshape[d]
     return _out(I.gather(src, d, idx), out, "take_along_dim")
 
 
