@@ -225,3 +225,14 @@ def test_take_along_dim_negative_and_masked_prod_0d():
     for v in (True, 3, 2.5):
         got, want = ember.masked.prod(ember.tensor(v)), torch.masked.prod(torch.tensor(v))
         assert str(got.dtype) == str(want.dtype) and got.item() == want.item()
+
+
+def test_linalg_vander_of_0d():
+    import torch
+
+    import ember
+    got = ember.linalg.vander(ember.tensor(2.0), N=3)
+    want = torch.linalg.vander(torch.tensor(2.0), N=3)
+    assert got.tolist() == want.tolist() and tuple(got.shape) == tuple(want.shape)
+    with pytest.raises(RuntimeError, match="N must be greater than 1"):
+        ember.linalg.vander(ember.tensor(2.0))

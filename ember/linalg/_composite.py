@@ -171,8 +171,8 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 def vander(x, *, N=None):
     """Columns x^0, x^1, ..., x^(N-1) (increasing powers), by repeated products."""
-    if x.ndim < 1:
-        raise RuntimeError("linalg.vander: x must have at least one dimension.")
+    if x.ndim < 1:                                    # PyTorch 2.x: a 0-d x is one point
+        x = x.reshape(1)
     if dtype_of(x) is D.bool:
         raise RuntimeError("linalg.vander supports floating point, complex, and integer "
                            "tensors, but got Bool")
