@@ -236,3 +236,32 @@ def test_linalg_vander_of_0d():
     assert got.tolist() == want.tolist() and tuple(got.shape) == tuple(want.shape)
     with pytest.raises(RuntimeError, match="N must be greater than 1"):
         ember.linalg.vander(ember.tensor(2.0))
+
+
+def test_histogramdd():
+    import numpy as np
+    import torch
+
+    import ember
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 6, 3))
+    w = rng.uniform(0, 2, (4, 6))
+    cases = [dict(bins=4), dict(bins=[2, 3, 5], density=True),
+             dict(bins=[3, 1, 2], range=[-1.0, 1.0, 0.0, 2.0, -3.0, 0.0], weight=w),
+             dict(bins=[np.array([-2.0, 0.0, 2.5]), np.array([-1.0, 1.0]),
+                        np.array([-0.5, 0.0, 0.5, 1.0])])]
+    for kw in cases:
+        ek = {k: ([ember.tensor(b) for b in v] if k == "bins" and isinstance(v, list)
+                  and not isinstance(v[0], int) else ember.tensor(v) if k == "weight" else v)
+              for k, v in kw.items()}
+        tk = {k: ([torch.tensor(b) for b in v] if k == "bins" and isinstance(v, list)
+                  and not isinstance(v[0], int) else torch.tensor(v) if k == "weight" else v)
+              for k, v in kw.items()}
+        got, want = ember.histogramdd(ember.tensor(x), **ek), torch.histogramdd(torch.tensor(x),
+                                                                               **tk)
+        np.testing.assert_allclose(got.hist.numpy(), want.hist.numpy(), rtol=1e-12)
+        for ge, te in zip(got.bin_edges, want.bin_edges):
+            np.testing.assert_allclose(ge.numpy(), te.numpy(), rtol=1e-12)
+    same = ember.histogramdd(ember.ones(2, 2), bins=[2, 3])
+    tsame = torch.histogramdd(torch.ones(2, 2), bins=[2, 3])
+    assert same.hist.tolist() == tsame.hist.tolist()
