@@ -106,6 +106,6 @@ def install(module_globals):
         shifted = name.startswith("shifted_")
         kind = name.split("_")[-1]
         op = register_math("special_" + name, _kernel(kind, shifted), 2, INT_TO_FLOAT,
-                           vjp=None, allowed=NOT_COMPLEX, tags=("pointwise",),
+                           vjp=None, allowed=NOT_COMPLEX, tags=("pointwise", "prim"),
                            schema=f"special_{name}(Tensor x, Tensor n) -> Tensor")
         expose(op, name, method=False, inplace_method=False, module=module_globals)

@@ -20,16 +20,7 @@ from registry_samples import SAMPLES
 COMPOSITES = sorted(n for n, op in REGISTRY.items() if op.decomp is not None)
 
 # Non-prim ops without a decomposition yet. The issue stays open until this is empty.
-REMAINING = {
-    "_sparse_mm", "_sparse_segment_sum",                      # sparse (extern once tagged)
-    # elementwise math from ember/_special_polynomials.py: prims once tagged there
-    *(f"special_{n}" for n in (
-        "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
-        "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
-        "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
-        "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
-        "laguerre_polynomial_l", "legendre_polynomial_p")),
-}
+REMAINING = set()     # every non-prim op has a decomposition
 # composites whose decomposition still runs one of the REMAINING ops (recursion stops there)
 REACHES_REMAINING = {}
 

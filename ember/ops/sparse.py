@@ -56,7 +56,7 @@ def _sparse_mm_vjp(ctx, g):
 
 SPARSE_MM = register(
     "_sparse_mm", _sparse_mm_kernel, meta=_sparse_mm_meta, vjp=_sparse_mm_vjp, check=True,
-    tags=("linalg",),
+    tags=("linalg", "prim"),
     schema="_sparse_mm(Tensor indices, Tensor values, Tensor dense, SymInt rows) -> Tensor")
 
 
@@ -87,7 +87,7 @@ def _segment_sum_vjp(ctx, g):
 
 SEGMENT_SUM = register(
     "_sparse_segment_sum", _segment_sum_kernel, meta=_segment_sum_meta,
-    vjp=_segment_sum_vjp, save=(1,), tags=("scatter",),
+    vjp=_segment_sum_vjp, save=(1,), tags=("scatter", "prim"),
     schema="_sparse_segment_sum(Tensor values, Tensor index, SymInt n) -> Tensor")
 
 
