@@ -111,7 +111,10 @@ CASES = [
      ()),
     ("speech_commands.py", 3e-4, "MelSpectrogram + log + 1-d CNN; the FFT's rounding differs",
      ()),
-    ("finetune_resnet18.py", 1e-3, "resnet18: 20 layers deep, BatchNorm in train mode",
+    # one full-suite run (2 xdist workers, loaded machine) saw 1.5e-4 at step 1 growing to
+    # 1.3e-3 at step 3, other runs 3e-7: the 1x1 layer4 maps make it ill-conditioned (torch's
+    # own float32 vs float64 runs differ by 6% in gradients by step 3)
+    ("finetune_resnet18.py", 3e-3, "resnet18: 20 layers deep, BatchNorm in train mode",
      (pytest.mark.slow,)),
     ("gcn_sparse.py", 1e-4, "2-layer GCN, sparse mm", ()),
     ("per_sample_grads.py", 1e-4, "vmap(grad) of a small MLP, DP-SGD style clipping", ()),
