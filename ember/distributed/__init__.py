@@ -22,10 +22,17 @@ from .distributed_c10d import (Backend, GroupMember, P2POp, ProcessGroup, all_ga
                                scatter, send)
 from .rendezvous import register_rendezvous_handler, rendezvous
 
-try:    # torch.distributed.rpc / .autograd / .optim: need pyzmq (the `distributed` extra)
-    from . import autograd, optim, rpc  # noqa: F401
-except ImportError:
-    pass
+_LAZY = ("autograd", "optim", "rpc")
+
+
+def __getattr__(name):
+    """torch.distributed.rpc / .autograd / .optim load on first use: they pull in pyzmq and
+    asyncio (~50 ms), which `import ember` should not pay for (they need the `distributed`
+    extra)."""
+    if name in _LAZY:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def is_available():
