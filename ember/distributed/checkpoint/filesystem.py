@@ -82,13 +82,8 @@ def _write_safetensors(path, arrays):
         raise
 
 
-class FileSystemWriter(StorageWriter):
-    def __init__(self, path, single_file_per_rank=True, sync_files=True, thread_count=1,
-                 per_thread_copy_ahead=10_000_000, cache_staged_state_dict=False,
-                 overwrite=True, **kwargs):
-        _safetensors()
-        self.path = os.fspath(path) if path is not None else None
-        self.sync_files, self.overwrite = sync_files, overwrite
+class _PathCheckpoint:
+    """What FileSystemWriter and FileSystemReader share: the checkpoint id is a folder path."""
 
     def reset(self, checkpoint_id=None):
         if checkpoint_id is not None:
@@ -97,6 +92,15 @@ class FileSystemWriter(StorageWriter):
     @classmethod
     def validate_checkpoint_id(cls, checkpoint_id):
         return isinstance(checkpoint_id, (str, os.PathLike))
+
+
+class FileSystemWriter(_PathCheckpoint, StorageWriter):
+    def __init__(self, path, single_file_per_rank=True, sync_files=True, thread_count=1,
+                 per_thread_copy_ahead=10_000_000, cache_staged_state_dict=False,
+                 overwrite=True, **kwargs):
+        _safetensors()
+        self.path = os.fspath(path) if path is not None else None
+        self.sync_files, self.overwrite = sync_files, overwrite
 
     def set_up_storage_writer(self, is_coordinator, *args, **kwargs):
         self.is_coordinator = is_coordinator
@@ -167,18 +171,10 @@ class FileSystemWriter(StorageWriter):
         return None
 
 
-class FileSystemReader(StorageReader):
+class FileSystemReader(_PathCheckpoint, StorageReader):
     def __init__(self, path):
         _safetensors()
         self.path = os.fspath(path) if path is not None else None
-
-    def reset(self, checkpoint_id=None):
-        if checkpoint_id is not None:
-            self.path = os.fspath(checkpoint_id)
-
-    @classmethod
-    def validate_checkpoint_id(cls, checkpoint_id):
-        return isinstance(checkpoint_id, (str, os.PathLike))
 
     def read_metadata(self):
         with open(os.path.join(self.path, METADATA)) as f:
