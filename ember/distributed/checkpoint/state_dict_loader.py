@@ -1,9 +1,8 @@
 """load (torch.distributed.checkpoint.state_dict_loader): fills the state_dict in place."""
 from .default_planner import DefaultLoadPlanner
 from .filesystem import FileSystemReader
-from .state_dict_saver import _use_dist
+from .state_dict_saver import _set_up
 from .stateful import Stateful
-from .utils import _DistWrapper
 
 __all__ = ["load", "load_state_dict"]
 
@@ -26,16 +25,8 @@ def load(state_dict, *, checkpoint_id=None, storage_reader=None, planner=None,
             else:
                 state_dict[k] = v       # top-level non-tensors were replaced in `inner`
         return
-    if storage_reader is None:
-        if checkpoint_id is None:
-            raise RuntimeError("`checkpoint_id` must be specified if "
-                               "storage_reader/storage_writer is None.")
-        storage_reader = FileSystemReader(checkpoint_id)
-    else:
-        storage_reader.reset(checkpoint_id)
-    planner = planner if planner is not None else DefaultLoadPlanner()
-    use_dist = _use_dist(process_group) if no_dist is None else not no_dist
-    dw = _DistWrapper(process_group, use_dist)
+    storage_reader, planner, dw = _set_up(storage_reader, FileSystemReader, checkpoint_id,
+                                          planner, DefaultLoadPlanner, process_group, no_dist)
 
     def local_step():
         metadata = storage_reader.read_metadata()

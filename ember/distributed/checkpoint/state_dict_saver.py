@@ -20,6 +20,22 @@ def _use_dist(process_group):
     return dist.is_initialized() and dist.get_world_size(process_group) > 1
 
 
+def _set_up(storage, default_storage, checkpoint_id, planner, default_planner,
+            process_group, no_dist):
+    """What save and load both do first: the storage (a filesystem one at `checkpoint_id`
+    when none is given), the planner, and the wrapper over the process group."""
+    if storage is None:
+        if checkpoint_id is None:
+            raise RuntimeError("`checkpoint_id` must be specified if "
+                               "storage_reader/storage_writer is None.")
+        storage = default_storage(checkpoint_id)
+    else:
+        storage.reset(checkpoint_id)
+    planner = planner if planner is not None else default_planner()
+    use_dist = _use_dist(process_group) if no_dist is None else not no_dist
+    return storage, planner, _DistWrapper(process_group, use_dist)
+
+
 def _stateful_to_state_dict(state_dict):
     """Top-level Stateful values (modules, optimizers, wrappers) become their state_dict()."""
     return {k: v.state_dict() if isinstance(v, Stateful) else v for k, v in state_dict.items()}
@@ -29,16 +45,8 @@ def save(state_dict, *, checkpoint_id=None, storage_writer=None, planner=None,
          process_group=None, no_dist=None):
     """Every rank writes its items in parallel; the coordinator writes metadata last."""
     state_dict = _stateful_to_state_dict(state_dict)
-    if storage_writer is None:
-        if checkpoint_id is None:
-            raise RuntimeError("`checkpoint_id` must be specified if "
-                               "storage_reader/storage_writer is None.")
-        storage_writer = FileSystemWriter(checkpoint_id)
-    else:
-        storage_writer.reset(checkpoint_id)
-    planner = planner if planner is not None else DefaultSavePlanner()
-    use_dist = _use_dist(process_group) if no_dist is None else not no_dist
-    dw = _DistWrapper(process_group, use_dist)
+    storage_writer, planner, dw = _set_up(storage_writer, FileSystemWriter, checkpoint_id,
+                                          planner, DefaultSavePlanner, process_group, no_dist)
     box = {}
 
     def local_step():
