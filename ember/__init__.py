@@ -150,13 +150,33 @@ del _name, _fn
 from .serialization import save, load  # noqa: E402
 from ._legacy import TENSOR_TYPES as _TENSOR_TYPES  # noqa: E402
 globals().update(_TENSOR_TYPES)
-from . import distributions  # noqa: E402,F401  (torch.distributions)
-from . import hub, testing, types  # noqa: E402,F401  (torch.hub, torch.testing, torch.types)
+from . import types  # noqa: E402,F401  (torch.types)
 from .utils import checkpoint as _utils_checkpoint, hooks as _utils_hooks  # noqa: E402,F401
-from . import masked, nested, signal  # noqa: E402,F401  (torch.masked, torch.nested, torch.signal)
-from . import distributed, multiprocessing  # noqa: E402,F401  (torch.distributed, torch.multiprocessing)
-from . import func  # noqa: E402,F401  (torch.func)
-from .func import vmap  # noqa: E402,F401  (torch.vmap)
+from . import distributed  # noqa: E402,F401  (torch.distributed)
+
+# Subpackages most programs never touch are imported on first attribute access (PEP 562),
+# keeping `import ember` cheap: `ember.hub.x`, `import ember.hub`, `from ember import vmap`
+# and `import torch.distributions` under `ember run` all still work.
+_LAZY_SUBMODULES = frozenset({"distributions", "hub", "testing", "masked", "nested",
+                              "signal", "multiprocessing", "func"})
+_LAZY_ATTRS = {"vmap": "func"}   # torch.vmap -> torch.func.vmap
+
+
+def __getattr__(name):
+    import importlib
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY_ATTRS:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY_ATTRS[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _LAZY_SUBMODULES | set(_LAZY_ATTRS))
+
+
 from . import functional  # noqa: E402,F401  (torch.functional: stft/istft)
 from .functional import stft, istft  # noqa: E402,F401
 Tensor.stft = functional.stft
