@@ -274,13 +274,8 @@ def _release(saved):
 class OpNode(Node):
     """Backward of a registry op: calls op.vjp(ctx, *grads)."""
 
-    def __init__(self, op, ctx, num_outputs):
-        self._sequence_nr = next(_SEQ)          # Node.__init__, inlined: this is hot
-        if _ANOMALY.enabled:
-            self._anomaly_trace = _forward_trace()
-        self.op = op
-        self.ctx = ctx
-        self.num_outputs = num_outputs
+    # no __init__: record / record_binary build nodes with object.__new__ and set
+    # _sequence_nr, _anomaly_trace, op, ctx (and num_outputs) inline: this is hot
 
     out_meta = ()            # [(shape, dtype)] per output; record_binary's nodes have one
                              # output, never materialized (a None grad skips the node)
@@ -428,7 +423,7 @@ def record(op, args, out):
     cls = op._node_cls
     if cls is None:
         cls = op._node_cls = _NODE_CLASSES.get(op.name) or _node_class(op.name)
-    node = _new(cls)                        # OpNode.__init__, inlined: this is hot
+    node = _new(cls)                        # Node.__init__, inlined: this is hot
     node._sequence_nr = _next(_SEQ)
     if _ANOMALY.enabled:
         node._anomaly_trace = _forward_trace()
