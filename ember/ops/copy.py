@@ -469,6 +469,9 @@ def _resize_as_(self, other, memory_format=None):
 def _apply_(self, fn):
     """Tensor.apply_: a Python function on every element, in place (slow, as in PyTorch)."""
     from .creation import tensor
+    if self._rg:
+        raise RuntimeError("Can't call apply_() on Variable that requires grad. Use "
+                           "var.detach().apply_() instead.")
     vals = np.vectorize(fn, otypes=[self._data.dtype])(self._data) if self._data.size else \
         self._data.copy()
     return self.copy_(tensor(vals, dtype=self._dtype))

@@ -288,7 +288,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     if not (math.isfinite(start) and math.isfinite(end)):
         raise RuntimeError(f"unsupported range: {_fmt(start)} -> {_fmt(end)}")
     if (step > 0 and end < start) or (step < 0 and end > start):
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     n, xstart, xstep = _arange_length(start, end, step, dtype)
     if n > np.iinfo(np.int64).max:
         raise RuntimeError("invalid size, possible overflow?")

@@ -527,7 +527,7 @@ def _scatter_vjp(ctx, g):
 def _scatter_meta(opname):
     def meta(self, dim, index, src, reduce=None):
         if reduce not in _REDUCE_MODES:
-            raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
+            raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce!r}")
         _check_gather_like(opname, self, dim, index, src)
         _check_bounds(index._data.reshape(-1), (self.shape or (1,))[dim], dim)
         return tuple(self.shape), self.dtype
@@ -554,7 +554,7 @@ def _scatter_args(opname, self, dim, index, src, value, reduce):
     if src is None:
         raise TypeError(f"{opname}() missing required argument 'src' or 'value'")
     if reduce not in _REDUCE_MODES:
-        raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
+        raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce!r}")
     d = _check_gather_like(opname, self, dim, index, src)
     return d, src
 

@@ -520,7 +520,9 @@ SLICE_SCATTER = register("slice_scatter", _slice_scatter_kernel, save=(2, 3, 4, 
 
 def _slice_bounds(n, start, end, step):
     """PyTorch's clamping of slice bounds (no error for out-of-range bounds)."""
-    if step <= 0:
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
+    if step < 0:
         raise ValueError("step must be greater than zero")
     start = 0 if start is None else start if isinstance(start, SymInt) else int(start)
     end = n if end is None else end if isinstance(end, SymInt) else int(end)
