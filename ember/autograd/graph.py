@@ -564,7 +564,7 @@ def record_binary(op, a, b, extra, out):
         node.needs_input_grad = (ga, gb) + (None,) * len(extra)
     node.shapes = (a._data.shape, b._data.shape)
     d = out._dtype
-    node.dtypes = (d, d) if a._dtype is d and b._dtype is d else (a._dtype, b._dtype)
+    node.dtypes = (a._dtype, b._dtype)
     node._out = saved_output(out) if op.save_out else ()
     # no out_meta: with one output, a None grad means all are None and the node is skipped
     if d._kind >= 2:
