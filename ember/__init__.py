@@ -158,7 +158,7 @@ from . import distributed  # noqa: E402,F401  (torch.distributed)
 # keeping `import ember` cheap: `ember.hub.x`, `import ember.hub`, `from ember import vmap`
 # and `import torch.distributions` under `ember run` all still work.
 _LAZY_SUBMODULES = frozenset({"distributions", "hub", "testing", "masked", "nested",
-                              "signal", "multiprocessing", "func"})
+                              "signal", "multiprocessing", "func", "fx"})
 _LAZY_ATTRS = {"vmap": "func"}   # torch.vmap -> torch.func.vmap
 
 
