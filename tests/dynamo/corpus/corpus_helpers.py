@@ -45,9 +45,11 @@ def same(lib, got, want, *, exact=False, path="result"):
         assert got.requires_grad == want.requires_grad, (
             f"{path}: requires_grad {got.requires_grad} != {want.requires_grad}")
         if exact:
-            assert lib.equal(got.detach(), want.detach()), f"{path}: values differ"
+            lib.testing.assert_close(got.detach(), want.detach(), rtol=0, atol=0,
+                                     equal_nan=True, msg=f"{path}: values differ (exact)")
         else:
-            lib.testing.assert_close(got.detach(), want.detach(), msg=f"{path}: values differ")
+            lib.testing.assert_close(got.detach(), want.detach(), equal_nan=True,
+                                     msg=f"{path}: values differ")
         return
     if isinstance(want, np.ndarray):
         assert isinstance(got, np.ndarray), f"{path}: {type(got).__name__} is not an ndarray"
@@ -55,7 +57,8 @@ def same(lib, got, want, *, exact=False, path="result"):
         if exact:
             np.testing.assert_array_equal(got, want, err_msg=path)
         else:
-            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=path)
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=path,
+                                       equal_nan=True)
         return
     assert type(got) is type(want), f"{path}: type {type(got).__name__} != {type(want).__name__}"
     if isinstance(want, (list, tuple)):
