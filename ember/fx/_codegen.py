@@ -190,16 +190,18 @@ def python_code(graph, root_module="self", verbose=False):
     to_free = {}
     for v, user in last_use.items():
         to_free.setdefault(user, []).append(v)
-    params, body = [], []
+    params, body, prologue = [], [], []
     for n in nodes:
         ann = f': "{type_annotation(n)}"' if verbose and type_annotation(n) else ""
         if n.op == "placeholder":
             tgt = n.target
             star = "**" if tgt.startswith("**") else ("*" if tgt.startswith("*") else "")
             raw = tgt[len(star):]
-            pname = raw if _is_identifier(raw) and raw == n.name else n.name
+            pname = raw if _is_identifier(raw) else n.name
             default = f" = {_repr_arg(n.args[0], g)}" if n.args else ""
             params.append(f"{star}{pname}{ann if not star else ''}{default}")
+            if pname != n.name:
+                prologue.append(f"{n.name} = {pname}")
             continue
         if n.op == "output":
             body.append(f"return {_repr_arg(n.args[0], g)}")
@@ -227,5 +229,5 @@ def python_code(graph, root_module="self", verbose=False):
     if not body or not body[-1].startswith("return"):
         body.append("return None")
     src = f"\n\n\ndef forward({', '.join([root_module] + params)}):\n" + \
-        "".join(f"    {ln}\n" for ln in body)
+        "".join(f"    {ln}\n" for ln in prologue + body)
     return PythonCode(src, g.globals)

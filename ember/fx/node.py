@@ -271,12 +271,10 @@ class Node:
     def _pretty_print_target(self, target):
         if isinstance(target, str):
             return target
-        if hasattr(target, "__module__") or _registry_qualname(target) is not None:
-            name = _get_qualified_name(target)
-            if name.startswith("_operator."):
-                name = "operator." + name[len("_operator."):]
-            return name
-        return str(target)
+        mod, name = getattr(target, "__module__", None), getattr(target, "__name__", None)
+        if mod == "builtins" and name is not None:
+            return f"builtins.{name}"
+        return _get_qualified_name(target)
 
     def format_node(self, placeholder_names=None, maybe_return_typename=None):
         """One line in the graph's `str()`: `%add : [num_users=1] = call_function[...]`."""
