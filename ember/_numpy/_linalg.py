@@ -1,0 +1,276 @@
+"""NumPy linear algebra on Tensors: dot, matmul, einsum, outer, inner, tensordot, kron,
+trace, vdot, and numpy.linalg (norm, inv, det, slogdet, solve, cholesky, eigvalsh,
+matrix_power, multi_dot, pinv).
+
+Note: NumPy's rules where PyTorch's differ: `dot` of N-d arrays contracts a's last axis
+with b's second-to-last (not matmul's batching), matmul of bool is a logical product,
+integer inputs to numpy.linalg compute in float64, float16 is refused by numpy.linalg,
+and `linalg.solve` treats `b` as a vector only when it is 1-d (NumPy 2).
+"""
+import numpy as np
+
+import ember
+from .. import _dtype as D
+from ._util import (Unsupported, asarray, cast, check_out, norm_axis, result_type,
+                    sum_dtype, to_ember_dtype)
+
+
+def _common(*xs):
+    ts = [asarray(x) for x in xs]
+    d = result_type(*xs)
+    return [cast(t, d) for t in ts], d
+
+
+def _mm(a, b):
+    """matmul in a's dtype; bool is 'any(a and b)' as NumPy computes it."""
+    if a.dtype is D.bool:
+        return ember.matmul(a.to(D.int64), b.to(D.int64)) != 0
+    return ember.matmul(a, b)
+
+
+def matmul(x1, x2, /, out=None, *, casting="same_kind", order="K", dtype=None, subok=True,
+           axes=None, axis=None):
+    check_out("matmul", out)
+    if axes is not None or axis is not None:
+        raise Unsupported("numpy.matmul(axes=...) is not supported when tracing")
+    a, b = asarray(x1), asarray(x2)
+    for i, t in enumerate((a, b)):
+        if t.ndim == 0:
+            raise ValueError(f"matmul: Input operand {i} does not have enough dimensions "
+                             "(has 0, gufunc core with signature (n?,k),(k,m?)->(n?,m?) "
+                             "requires 1)")
+    k1 = a.shape[-1]
+    k2 = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if k1 != k2:
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, "
+                         f"with gufunc signature (n?,k),(k,m?)->(n?,m?) (size {k2} is "
+                         f"different from {k1})")
+    kw = {"casting": casting}
+    if dtype is not None:
+        kw["signature"] = (None, None, np.dtype(dtype))
+    loop = np.matmul.resolve_dtypes((a.dtype.np, b.dtype.np, None), **kw)
+    d = to_ember_dtype(loop[0], "matmul")
+    return cast(_mm(cast(a, d), cast(b, d)), to_ember_dtype(loop[2], "matmul"))
+
+
+def dot(a, b, out=None):
+    check_out("dot", out)
+    (x, y), _ = _common(a, b)
+    if x.ndim == 0 or y.ndim == 0:
+        return x * y
+    if y.ndim == 1 or x.ndim <= 2 and y.ndim == 2:
+        if x.shape[-1] != y.shape[0 if y.ndim == 1 else -2]:
+            raise ValueError(f"shapes {tuple(x.shape)} and {tuple(y.shape)} not aligned")
+        return _mm(x, y)
+    return tensordot(x, y, axes=([x.ndim - 1], [y.ndim - 2]))
+
+
+def vdot(a, b, /):
+    (x, y), _ = _common(a, b)
+    x, y = x.reshape(-1), y.reshape(-1)
+    if x.shape[0] != y.shape[0]:
+        raise ValueError("cannot reshape array: vectors have different lengths")
+    if x.dtype.is_complex:
+        x = ember.conj_physical(x)
+    return _mm(x, y)
+
+
+def inner(a, b, /):
+    (x, y), _ = _common(a, b)
+    if x.ndim == 0 or y.ndim == 0:
+        return x * y
+    if x.shape[-1] != y.shape[-1]:
+        raise ValueError(f"shapes {tuple(x.shape)} and {tuple(y.shape)} not aligned")
+    return tensordot(x, y, axes=([x.ndim - 1], [y.ndim - 1]))
+
+
+def outer(a, b, out=None):
+    check_out("outer", out)
+    (x, y), _ = _common(a, b)
+    return x.reshape(-1, 1) * y.reshape(1, -1)
+
+
+def tensordot(a, b, axes=2):
+    (x, y), d = _common(a, b)
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        ax_a = list(range(x.ndim - n, x.ndim))
+        ax_b = list(range(n))
+    else:
+        ax_a, ax_b = axes
+        ax_a = [ax_a] if isinstance(ax_a, (int, np.integer)) else list(ax_a)
+        ax_b = [ax_b] if isinstance(ax_b, (int, np.integer)) else list(ax_b)
+    if len(ax_a) != len(ax_b):
+        raise ValueError("shape-mismatch for sum")
+    ax_a = [norm_axis(i, x.ndim) for i in ax_a]
+    ax_b = [norm_axis(i, y.ndim) for i in ax_b]
+    for i, j in zip(ax_a, ax_b):
+        if x.shape[i] != y.shape[j]:
+            raise ValueError("shape-mismatch for sum")
+    if d is D.bool:
+        return ember.tensordot(x.to(D.int64), y.to(D.int64), dims=(ax_a, ax_b)) != 0
+    return ember.tensordot(x, y, dims=(ax_a, ax_b))
+
+
+def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
+    check_out("einsum", out)
+    if not operands or not isinstance(operands[0], str):
+        raise Unsupported("numpy.einsum in the interleaved (operand, sublist) form")
+    eq, ops = operands[0], operands[1:]
+    ts, d = _common(*ops)
+    if dtype is not None:
+        d = to_ember_dtype(dtype, "einsum")
+        ts = [cast(t, d) for t in ts]
+    if d is D.bool:
+        return ember.einsum(eq, *[t.to(D.int64) for t in ts]) != 0
+    return ember.einsum(eq, *ts)
+
+
+def kron(a, b):
+    (x, y), d = _common(a, b)
+    if d is D.bool:
+        return ember.kron(x.to(D.int64), y.to(D.int64)) != 0
+    return ember.kron(x, y)
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    check_out("trace", out)
+    x = asarray(a)
+    if x.ndim < 2:
+        raise ValueError("diag requires an array of at least two dimensions")
+    d = to_ember_dtype(dtype, "trace") or sum_dtype(x.dtype)
+    diag = ember.diagonal(x, offset, norm_axis(axis1, x.ndim), norm_axis(axis2, x.ndim))
+    return ember.sum(cast(diag, d), dim=-1)
+
+
+# --- numpy.linalg -----------------------------------------------------------------------
+
+def _lin(x, name, min_nd=2, square=True):
+    t = asarray(x)
+    if t.dtype in (D.float16, D.bfloat16):
+        raise TypeError(f"array type {t.dtype.np} is unsupported in linalg")
+    if t.ndim < min_nd:
+        raise np.linalg.LinAlgError(f"{t.ndim}-dimensional array given. Array must be at "
+                                    f"least two-dimensional")
+    if square and t.shape[-1] != t.shape[-2]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    return cast(t, t.dtype if t.dtype.is_floating_point or t.dtype.is_complex else D.float64)
+
+
+def inv(a):
+    return ember.linalg.inv(_lin(a, "inv"))
+
+
+def det(a):
+    return ember.linalg.det(_lin(a, "det"))
+
+
+def slogdet(a):
+    sign, logabs = ember.linalg.slogdet(_lin(a, "slogdet"))
+    return sign, logabs
+
+
+def cholesky(a, /, *, upper=False):
+    return ember.linalg.cholesky(_lin(a, "cholesky"), upper=upper)
+
+
+def eigvalsh(a, UPLO="L"):
+    return ember.linalg.eigvalsh(_lin(a, "eigvalsh"), UPLO=UPLO)
+
+
+def pinv(a, rcond=None, hermitian=False, *, rtol=None):
+    x = _lin(a, "pinv", square=False)
+    if rcond is not None and rtol is not None:
+        raise ValueError("`rtol` and `rcond` can't be both set.")
+    if rcond is None and rtol is None:
+        eps = np.finfo(x.dtype.np).eps
+        rtol = max(x.shape[-2], x.shape[-1]) * eps
+    elif rcond is not None:
+        rtol = rcond
+    return ember.linalg.pinv(x, rtol=rtol, hermitian=hermitian)
+
+
+def solve(a, b):
+    x = _lin(a, "solve")
+    y = asarray(b)
+    d = result_type(x, y.dtype if y.dtype._kind >= 2 else D.float64)
+    x, y = cast(x, d), cast(y, d)
+    if y.ndim == 1:
+        if y.shape[0] != x.shape[-1]:
+            raise ValueError("solve: Input operand 1 has a mismatch in its core dimension 0")
+        return ember.linalg.solve(x, y.reshape(-1, 1).expand(*x.shape[:-1], 1)
+                                  if x.ndim > 2 else y.reshape(-1, 1)).squeeze(-1)
+    if y.shape[-2] != x.shape[-1]:
+        raise ValueError("solve: Input operand 1 has a mismatch in its core dimension 0")
+    return ember.linalg.solve(x, y)
+
+
+def matrix_power(a, n):
+    x = asarray(a)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    if n < 0:
+        x = inv(x)
+        n = -n
+    if n == 0:
+        eye = ember.eye(x.shape[-1], dtype=x.dtype)
+        return ember.broadcast_to(eye, tuple(x.shape)).clone()
+    result = None
+    base = x
+    while n:
+        if n & 1:
+            result = base if result is None else _mm(result, base)
+        n >>= 1
+        if n:
+            base = _mm(base, base)
+    return result
+
+
+def multi_dot(arrays, *, out=None):
+    check_out("multi_dot", out)
+    xs = [asarray(a) for a in arrays]
+    if len(xs) < 2:
+        raise ValueError("Expecting at least two arrays.")
+    first_1d, last_1d = xs[0].ndim == 1, xs[-1].ndim == 1
+    if first_1d:
+        xs[0] = xs[0].reshape(1, -1)
+    if last_1d:
+        xs[-1] = xs[-1].reshape(-1, 1)
+    res = xs[0]
+    for x in xs[1:]:
+        res = dot(res, x)
+    if first_1d:
+        res = res.squeeze(0)
+    if last_1d:
+        res = res.squeeze(-1)
+    return res
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    t = asarray(x)
+    if t.dtype in (D.float16, D.bfloat16):
+        d = t.dtype
+    else:
+        d = t.dtype if t.dtype._kind >= 2 else D.float64
+    t = cast(t, d)
+    if axis is None and ord is None:
+        r = ember.linalg.vector_norm(t.reshape(-1), 2)
+        return r.reshape((1,) * t.ndim) if keepdims else r
+    if axis is None and t.ndim > 2:
+        raise ValueError("Improper number of dimensions to norm.")
+    if isinstance(axis, (tuple, list)) and len(axis) == 1:
+        axis = axis[0]
+    dim = axis if axis is None or isinstance(axis, int) else tuple(axis)
+    return ember.linalg.norm(t, ord, dim=dim, keepdim=keepdims)
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    t = asarray(x)
+    t = cast(t, t.dtype if t.dtype._kind >= 2 else D.float64)
+    return ember.linalg.vector_norm(t, ord, dim=axis, keepdim=keepdims)
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    t = asarray(x)
+    t = cast(t, t.dtype if t.dtype._kind >= 2 else D.float64)
+    return ember.linalg.matrix_norm(t, ord, keepdim=keepdims)

@@ -1,0 +1,213 @@
+"""NumPy ufuncs on Tensors: NumPy picks the loop (dtypes), ember computes it.
+
+Note: `ufunc.resolve_dtypes` is NumPy's own loop selection on dtypes alone, with NEP 50
+weak Python scalars, so `np.sin(int8)` -> float16, `int / int` -> float64 and
+`int8 + 1000` -> OverflowError come out exactly as in NumPy. Operands are cast to the
+loop's input dtypes and the ember op runs in that dtype; the few places where ember's
+(PyTorch's) kernel differs from NumPy's for the same dtype are patched in ember ops
+(integer division by zero gives 0, sign(nan) is nan, modf/frexp layouts).
+"""
+import numpy as np
+
+import ember
+from .. import _dtype as D
+from .._tensor import Tensor
+from ._util import Unsupported, check_out, dtype_key, is_weak, operands, to_ember_dtype
+
+_COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+
+
+def _int_safe(fn, zero_result=0):
+    """An integer division-like op where NumPy returns 0 for a zero divisor (ember raises)."""
+    def op(a, b):
+        if _dtype_of(a, b)._kind > 1:
+            return fn(a, b)
+        if isinstance(b, Tensor):
+            zero = b == 0
+            return ember.where(zero, zero_result, fn(a, ember.where(zero, 1, b)))
+        if b == 0:
+            return ember.zeros_like(a) if isinstance(a, Tensor) else ember.tensor(0)
+        return fn(a, b)
+    return op
+
+
+def _dtype_of(*xs):
+    for x in xs:
+        if isinstance(x, Tensor):
+            return x.dtype
+    return D.int64
+
+
+def _sign(x):
+    s = ember.sign(x)
+    return ember.where(ember.isnan(x), x, s) if x.dtype.is_floating_point else s
+
+
+def _identity_if_int(fn):
+    def op(x):
+        return fn(x) if x.dtype.is_floating_point else ember.clone(x)
+    return op
+
+
+def _modf(x):
+    whole = ember.trunc(x)
+    frac = ember.where(ember.isinf(x), ember.copysign(ember.zeros_like(x), x), x - whole)
+    return ember.copysign(frac, x), whole
+
+
+def _cbrt(x):
+    r = ember.pow(ember.abs(x), 1.0 / 3.0)
+    return ember.copysign(r, x)
+
+
+def _divmod(a, b):
+    return _int_safe(ember.floor_divide)(a, b), _int_safe(ember.remainder)(a, b)
+
+
+def _shift(fn):
+    def op(a, b):
+        # NumPy: shifting by >= the bit width gives 0 (or -1 for a negative >> shift).
+        bits = _dtype_of(a, b).itemsize * 8
+        if isinstance(b, Tensor):
+            big = b >= bits
+            r = fn(a, ember.where(big, 0, b))
+            fill = 0 if fn is ember.bitwise_left_shift else ember.where(a < 0, -1, 0)
+            return ember.where(big, fill, r)
+        if b >= bits:
+            if fn is ember.bitwise_left_shift:
+                return ember.zeros_like(a)
+            return ember.where(a < 0, -1, 0).to(a.dtype)
+        return fn(a, b)
+    return op
+
+
+def _spacing(x):
+    inf = ember.full_like(x, float("inf"))
+    toward = ember.where(ember.signbit(x), -inf, inf)
+    return ember.nextafter(x, toward) - x
+
+
+def _reciprocal(x):
+    if x.dtype._kind > 1:
+        return ember.reciprocal(x)
+    return _int_safe(lambda a, b: ember.div(a, b, rounding_mode="trunc"))(
+        ember.ones_like(x), x)
+
+
+# NumPy ufunc name -> ember function on operands already in the loop's dtypes.
+UFUNC_IMPLS = {
+    "add": ember.add, "subtract": ember.sub, "multiply": ember.mul,
+    "true_divide": ember.true_divide, "divide": ember.true_divide,
+    "floor_divide": _int_safe(ember.floor_divide), "remainder": _int_safe(ember.remainder),
+    "mod": _int_safe(ember.remainder), "fmod": _int_safe(ember.fmod),
+    "power": ember.pow, "float_power": ember.float_power,
+    "negative": ember.neg, "positive": ember.positive, "absolute": ember.abs,
+    "fabs": ember.abs, "sign": _sign, "reciprocal": _reciprocal, "square": ember.square,
+    "sqrt": ember.sqrt, "cbrt": _cbrt, "exp": ember.exp, "exp2": ember.exp2,
+    "expm1": ember.expm1, "log": ember.log, "log2": ember.log2, "log10": ember.log10,
+    "log1p": ember.log1p, "sin": ember.sin, "cos": ember.cos, "tan": ember.tan,
+    "arcsin": ember.asin, "arccos": ember.acos, "arctan": ember.atan,
+    "arctan2": ember.atan2, "sinh": ember.sinh, "cosh": ember.cosh, "tanh": ember.tanh,
+    "arcsinh": ember.asinh, "arccosh": ember.acosh, "arctanh": ember.atanh,
+    "deg2rad": ember.deg2rad, "radians": ember.deg2rad, "rad2deg": ember.rad2deg,
+    "degrees": ember.rad2deg, "floor": _identity_if_int(ember.floor),
+    "ceil": _identity_if_int(ember.ceil), "trunc": _identity_if_int(ember.trunc),
+    "rint": _identity_if_int(ember.round), "maximum": ember.maximum,
+    "minimum": ember.minimum, "fmax": ember.fmax, "fmin": ember.fmin,
+    "equal": ember.eq, "not_equal": ember.ne, "less": ember.lt, "less_equal": ember.le,
+    "greater": ember.gt, "greater_equal": ember.ge, "logical_and": ember.logical_and,
+    "logical_or": ember.logical_or, "logical_xor": ember.logical_xor,
+    "logical_not": ember.logical_not, "bitwise_and": ember.bitwise_and,
+    "bitwise_or": ember.bitwise_or, "bitwise_xor": ember.bitwise_xor,
+    "invert": ember.bitwise_not, "left_shift": _shift(ember.bitwise_left_shift),
+    "right_shift": _shift(ember.bitwise_right_shift), "isnan": ember.isnan,
+    "isinf": ember.isinf, "isfinite": ember.isfinite, "signbit": ember.signbit,
+    "copysign": ember.copysign, "hypot": ember.hypot, "logaddexp": ember.logaddexp,
+    "logaddexp2": ember.logaddexp2, "heaviside": ember.heaviside,
+    "conjugate": ember.conj_physical, "nextafter": ember.nextafter, "gcd": ember.gcd,
+    "lcm": ember.lcm, "ldexp": ember.ldexp, "frexp": ember.frexp, "modf": _modf,
+    "divmod": _divmod, "spacing": _spacing,
+}
+
+
+def _fit_weak_int(name, x, loop):
+    """NEP 50: a Python int must fit the integer loop dtype (OverflowError otherwise);
+    comparisons instead compare exactly, so widen the loop for them."""
+    if loop.kind not in "iu" or not is_weak(x) or not isinstance(x, int):
+        return loop
+    info = np.iinfo(loop)
+    if info.min <= x <= info.max:
+        return loop
+    if name in _COMPARISONS:
+        return np.dtype(np.int64) if -2**63 <= x < 2**63 else np.dtype(np.float64)
+    raise OverflowError(f"Python integer {x} out of bounds for {loop}")
+
+
+def make_ufunc(uf):
+    """The ember implementation of NumPy ufunc `uf` (called like the ufunc)."""
+    name = uf.__name__
+    impl = UFUNC_IMPLS[name]
+    nin, nout = uf.nin, uf.nout
+
+    def call(*args, out=None, where=True, casting="same_kind", order="K", dtype=None,
+             subok=True, signature=None):
+        if len(args) != nin:
+            raise TypeError(f"{name}() takes from {nin} to {nin + nout} positional "
+                            f"arguments but {len(args)} were given")
+        check_out(name, out)
+        if where is not True:
+            raise Unsupported(f"numpy.{name}(where=...) is not supported when tracing")
+        if signature is not None:
+            raise Unsupported(f"numpy.{name}(signature=...) is not supported when tracing")
+        ops = operands(args, name)
+        keys = tuple(dtype_key(x) for x in ops)
+        kw = {"casting": casting}
+        if dtype is not None:
+            kw["signature"] = (None,) * nin + (np.dtype(dtype),) * nout
+        loop = uf.resolve_dtypes(keys + (None,) * nout, **kw)
+        ins, outs = list(loop[:nin]), loop[nin:]
+        for i, x in enumerate(ops):
+            ins[i] = _fit_weak_int(name, x, ins[i])
+        if name in _COMPARISONS and len(set(ins)) > 1:
+            common = np.result_type(*ins)
+            ins = [common] * nin
+        cast_ops = []
+        any_tensor = any(isinstance(x, Tensor) for x in ops)
+        for x, d in zip(ops, ins):
+            ed = to_ember_dtype(d, name)
+            if isinstance(x, Tensor):
+                x = x if x.dtype is ed else x.to(ed)
+            elif isinstance(x, np.generic) or not any_tensor:
+                x = ember.full((), x.item() if isinstance(x, np.generic) else x, dtype=ed)
+            elif ed.is_floating_point and isinstance(x, int):
+                x = float(x)
+            cast_ops.append(x)
+        res = impl(*cast_ops)
+        if nout == 1:
+            return _as_out(res, outs[0], name)
+        return tuple(_as_out(r, d, name) for r, d in zip(res, outs))
+
+    call.__name__ = name
+    call.__qualname__ = name
+    call.__doc__ = f"numpy.{name} on Tensors (NumPy's loop dtypes, ember ops)."
+    return call
+
+
+def _as_out(res, npd, name):
+    d = to_ember_dtype(npd, name)
+    if not isinstance(res, Tensor):
+        return ember.full((), res, dtype=d)
+    return res if res.dtype is d else res.to(d)
+
+
+def ufunc_table():
+    """{numpy ufunc object: implementation} for every ufunc in UFUNC_IMPLS NumPy has."""
+    table = {}
+    for name in UFUNC_IMPLS:
+        uf = getattr(np, name, None)
+        if isinstance(uf, np.ufunc) and uf not in table:
+            table[uf] = make_ufunc(uf)
+    return table
+
+
+__all__ = ["UFUNC_IMPLS", "make_ufunc", "ufunc_table", "Unsupported"]
