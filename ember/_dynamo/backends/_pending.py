@@ -1,0 +1,35 @@
+"""Backends whose compilers are the next issue: "aot_eager" and "inductor".
+
+Why registered now: `ember.compile`'s default backend is "inductor", as PyTorch's, and
+programs name "aot_eager"; both must be valid names today. Until AOT autograd and the C
+code generator exist (issue 10) they run the captured graph on the eager kernels, which is
+correct but not faster, and say so once per process with a warning.
+"""
+import warnings
+
+from .registry import register_backend, register_debug_backend
+
+_warned = set()
+
+
+def _warn_once(name, what):
+    if name not in _warned:
+        _warned.add(name)
+        warnings.warn(
+            f"ember.compile backend={name!r}: {what} is issue 10 and not built yet; the "
+            "captured graph runs on the eager kernels (correct results, no speed-up)",
+            UserWarning, stacklevel=3)
+
+
+@register_debug_backend
+def aot_eager(gm, fake_tensor_inputs, **kwargs):
+    """AOT autograd (joint forward/backward graph) with eager kernels: not built yet."""
+    _warn_once("aot_eager", "AOT autograd")
+    return gm.forward
+
+
+@register_backend
+def inductor(gm, example_inputs, **kwargs):
+    """The code-generating backend (fused C, DESIGN §7.4): not built yet."""
+    _warn_once("inductor", "the code-generating backend")
+    return gm.forward
