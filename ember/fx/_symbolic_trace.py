@@ -309,7 +309,7 @@ class Tracer(TracerBase):
 
     def _autowrap_globals(self, g):
         for name, v in list(g.items()):
-            if name.startswith("__"):
+            if name.startswith("_"):
                 continue
             if id(v) in self._autowrap_function_ids:
                 self._patcher.setitem(g, name, _record_if_proxy(v))
@@ -362,6 +362,8 @@ class Tracer(TracerBase):
                 elif name in builtins.__dict__:
                     patcher.setitem(g, name, _record_if_proxy(builtins.__dict__[name]))
             self._autowrap_globals(getattr(fn, "__globals__", {}))
+            for m in self._autowrap_search:     # math.sqrt(proxy) through the module
+                self._autowrap_globals(m.__dict__)
             fn_, args, kwargs = self.create_args_for_root(fn, is_module, concrete_args)
             if is_module:
                 args = [root] + args
