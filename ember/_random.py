@@ -45,6 +45,10 @@ _MASK = np.uint64(0xFFFFFFFF)
 _S32 = np.uint64(32)
 
 DEFAULT_SEED = 67280421310721        # PyTorch's default CPU seed
+# the engine new generators start with: EMBER_RNG=mt19937 in the environment, or the last
+# ember.manual_seed(s, generator=...) switch (so a DataLoader's fresh Generator() follows)
+_DEFAULTS = {"engine": "mt19937" if os.environ.get("EMBER_RNG", "").lower() == "mt19937"
+             else "philox"}
 _STATE_BYTES = 16                    # uint64 seed, uint64 offset (little-endian)
 
 
@@ -117,15 +121,39 @@ class Generator:
             raise RuntimeError(f"{self._device.type.upper()} device type not an accelerator.")
         self._seed = DEFAULT_SEED
         self._offset = 0
+        self._mt = None                  # an _mt19937.MT19937 when the engine is PyTorch's
+        if _DEFAULTS["engine"] == "mt19937":
+            self._set_engine("mt19937")
 
     @property
     def device(self):
         return self._device
 
-    def manual_seed(self, seed):
-        self._seed = _check_seed(seed)
+    def manual_seed(self, seed, generator=None):
+        """Seeds this generator. `generator="mt19937"` switches it to PyTorch's CPU engine
+        (the same numbers as torch for the same seed), `"philox"` back to ember's."""
+        seed = _check_seed(seed)
+        if generator is not None:
+            self._set_engine(generator)
+        self._seed = seed
         self._offset = 0
+        if self._mt is not None:
+            self._mt.seed(seed)
         return self
+
+    @property
+    def engine(self):
+        """'philox' (ember's counter-based default) or 'mt19937' (PyTorch's CPU engine)."""
+        return "philox" if self._mt is None else "mt19937"
+
+    def _set_engine(self, name):
+        if name not in ("philox", "mt19937"):
+            raise ValueError(f"generator must be 'philox' or 'mt19937', got {name!r}")
+        if name == "philox":
+            self._mt = None
+        elif self._mt is None:
+            from ._mt19937 import MT19937
+            self._mt = MT19937(self._seed)
 
     def seed(self):
         """Seeds from the OS's entropy source; returns the new seed."""
@@ -138,6 +166,8 @@ class Generator:
 
     def get_state(self):
         from ._tensor import wrap
+        if self._mt is not None:                 # PyTorch's 5056-byte CPU state
+            return wrap(self._mt.get_state(), D.uint8)
         arr = np.array([self._seed, self._offset], dtype="<u8").view(np.uint8).copy()
         return wrap(arr, D.uint8)
 
@@ -147,27 +177,46 @@ class Generator:
             raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
         if new_state.dtype is not D.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor")
+        from ._mt19937 import STATE_BYTES as MT_BYTES
+        if new_state.numel() == MT_BYTES:       # a PyTorch CPU state: use its engine
+            self._set_engine("mt19937")
+            self._mt.set_state(new_state._data.reshape(-1))
+            self._seed = self._mt.initial_seed
+            return self
         if new_state.numel() != _STATE_BYTES:
             raise RuntimeError(f"Expected a Philox generator state of size {_STATE_BYTES} but "
                                f"found the input RNG state size to be {new_state.numel()}")
         seed, offset = np.ascontiguousarray(new_state._data).reshape(-1).view("<u8")
         self._seed, self._offset = int(seed), int(offset)
+        self._mt = None
         return self
 
     def __getstate__(self):
-        return {"device": str(self._device), "seed": self._seed, "offset": self._offset}
+        st = {"device": str(self._device), "seed": self._seed, "offset": self._offset}
+        if self._mt is not None:
+            st["mt19937"] = self._mt.get_state()
+        return st
 
     def __setstate__(self, state):
         self._device = as_device(state["device"])
         self._seed, self._offset = state["seed"], state["offset"]
+        self._mt = None
+        if "mt19937" in state:
+            self._set_engine("mt19937")
+            self._mt.set_state(state["mt19937"])
 
     def __repr__(self):
+        if self._mt is not None:
+            return f"<ember.Generator object (device='{self._device}', seed={self._seed}, " \
+                   f"engine='mt19937')>"
         return f"<ember.Generator object (device='{self._device}', seed={self._seed}, " \
                f"offset={self._offset})>"
 
     # -------------------------------------------------------------- drawing
     def _words(self, n):
         """n fresh 32-bit words; advances the offset by ceil(n / 4) blocks."""
+        if self._mt is not None:
+            return self._mt.random(n).astype(np.uint32)
         words = philox_words(self._seed, self._offset, n)
         self._offset += -(-n // 4)
         return words

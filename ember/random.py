@@ -1,17 +1,27 @@
 """ember.random (torch.random): seeding and saving the default generator's state."""
 import contextlib
 
+from . import _random
 from ._random import Generator, default_generator
 
 __all__ = ["manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
            "fork_rng", "default_generator", "Generator"]
 
 
-def manual_seed(seed):
+def manual_seed(seed, generator=None):
     """Seeds the default generator; returns it (as torch.manual_seed does). Like PyTorch,
-    the seed goes through int() first: "7" works, "a" is a ValueError."""
+    the seed goes through int() first: "7" works, "a" is a ValueError.
+
+    `generator="mt19937"` switches to PyTorch's CPU engine, so rand/randn/randint/randperm,
+    normal_/uniform_/bernoulli_, dropout and nn.init give PyTorch's numbers for the same
+    seed (ember/_mt19937.py); `"philox"` switches back to ember's own. The choice also
+    becomes the engine of Generators created later (a DataLoader's), and stays for later
+    manual_seed calls without the argument. EMBER_RNG=mt19937 in the environment starts
+    ember with it."""
     if isinstance(seed, (str, float)) or seed is None:
         seed = int(seed)
+    if generator is not None:
+        _random._DEFAULTS["engine"] = default_generator._set_engine(generator) or generator
     return default_generator.manual_seed(seed)
 
 

@@ -55,17 +55,50 @@ def _norm_cdf(x):
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Fill with N(mean, std^2) truncated to [a, b] by inverse-CDF sampling (torch's method)."""
+    """Fill with N(mean, std^2) truncated to [a, b] by rejection, as PyTorch 2.x does: when
+    [a, b] holds more than 30% of the mass, normal draws are redrawn until inside; otherwise
+    uniform candidates on [a, b] are accepted with probability pdf / pdf(mode). (Older
+    releases used an erfinv transform; the same draws give PyTorch's numbers.)"""
+    if tensor.is_meta:
+        return tensor
     if (mean < a - 2 * std) or (mean > b + 2 * std):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
+    from ..ops.indexing import where as _where
     with no_grad():
-        lo, hi = _norm_cdf((a - mean) / std), _norm_cdf((b - mean) / std)
-        tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
-        tensor.erfinv_()
-        tensor.mul_(std * math.sqrt(2.0))
-        tensor.add_(mean)
-        tensor.clamp_(min=a, max=b)
+        if _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std) > 0.3:
+            lo, hi = tensor.new_tensor(a).item(), tensor.new_tensor(b).item()
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                mask = (result < lo) | (result > hi)
+                if not mask.any():
+                    break
+                result = _where(mask, tensor.new_empty(tensor.shape).normal_(
+                    mean, std, generator=generator), result)
+            if tensor is not result:
+                tensor.copy_(result)
+            return tensor
+        log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
+        candidates = tensor.new_empty(tensor.shape)
+        accept = tensor.new_empty(tensor.shape)
+
+        def log_pdf_excess(c):
+            return c.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+
+        tensor.uniform_(a, b, generator=generator)
+        candidates.copy_(tensor)
+        pending = accept.uniform_(generator=generator).log_().gt(log_pdf_excess(candidates))
+        if pending.any():
+            result = tensor
+            while True:
+                candidates.uniform_(a, b, generator=generator)
+                result = _where(pending, candidates, result)
+                log_pdf_excess(candidates)
+                pending = _where(pending, accept.uniform_(generator=generator).log_().gt(
+                    candidates), pending)
+                if not pending.any():
+                    break
+            tensor.copy_(result)
         return tensor
 
 

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
+from .. import _mt19937 as MT
 from .._dispatch import dispatch
 from .._random import get_generator, uniform01, normal01, integers
 from .._tensor import Tensor
@@ -140,13 +141,48 @@ def _check_from_to(from_, to, dtype):
         raise RuntimeError(f"to - 1 is out of bounds for {_C_NAMES[dtype.name]}")
 
 
+# ------------------------------------------- PyTorch's engine (ember/_mt19937.py)
+
+def _mt_real(shape, dtype):
+    """(element count, real dtype) of a draw; complex draws both parts interleaved as
+    PyTorch's kernels do on view_as_real."""
+    n = math.prod(shape)
+    return (2 * n, dtype.to_real()) if dtype.is_complex else (n, dtype)
+
+
+def _mt_finish(values, shape, dtype):
+    real = dtype.to_real()
+    return values.astype(real.np).view(dtype.np).reshape(shape) if dtype.is_complex else \
+        values.astype(dtype.np).reshape(shape)
+
+
+def _mt_uniform(mt, shape, dtype, a, b):
+    """uniform_(a, b); a value that rounds to `b` in the dtype becomes `a` (PyTorch's
+    kernel never returns the upper bound)."""
+    n, real = _mt_real(shape, dtype)
+    v = MT.uniform(mt, n, real.name, a, b).astype(real.np)
+    v[v == np.asarray(b).astype(real.np)] = np.asarray(a).astype(real.np)
+    return _mt_finish(v, shape, dtype)
+
+
+def _mt_normal(mt, shape, dtype, mean, std):
+    n, real = _mt_real(shape, dtype)
+    if dtype.is_complex:
+        std = std / math.sqrt(2)
+    return _mt_finish(MT.normal(mt, n, real.name, mean, std), shape, dtype)
+
+
 # ------------------------------------------------------------ rand / randn
 
 def _rand_kernel(size, generator, dtype):
+    if generator._mt is not None:
+        return _mt_uniform(generator._mt, size, dtype, 0.0, 1.0)
     return _draw(uniform01, generator, size, dtype)
 
 
 def _randn_kernel(size, generator, dtype):
+    if generator._mt is not None:
+        return _mt_normal(generator._mt, size, dtype, 0.0, 1.0)
     return _draw(normal01, generator, size, dtype, grid=_grid(dtype),
                  scale=math.sqrt(0.5) if dtype.is_complex else None)
 
@@ -211,6 +247,9 @@ def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
 # ------------------------------------------------------------ randint / randperm
 
 def _randint_kernel(low, high, size, generator, dtype):
+    if generator._mt is not None:
+        return MT.from_to(generator._mt, math.prod(size), low, high - low).astype(
+            dtype.np).reshape(size)
     return integers(generator, math.prod(size), low, high - low).astype(dtype.np).reshape(size)
 
 
@@ -264,6 +303,8 @@ def randint_like(input, *args, low=None, high=None, generator=None, dtype=None, 
 
 def _randperm_kernel(n, generator, dtype):
     """Sorts 64-bit Philox keys (2 words per element); ties keep index order."""
+    if generator._mt is not None:
+        return MT.randperm(generator._mt, n).astype(dtype.np)
     w = generator._words(2 * n).astype(np.uint64)
     keys = w[0::2] | (w[1::2] << np.uint64(32))
     return np.argsort(keys, kind="stable").astype(dtype.np)
@@ -299,6 +340,10 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
 
 def _normal_kernel(mean, std, generator, dtype):
     shape = np.broadcast_shapes(np.shape(mean), np.shape(std))
+    if generator._mt is not None:                # PyTorch: normal_(0, 1), mul_(std), add_(mean)
+        z = _mt_normal(generator._mt, shape, dtype, 0.0, 1.0)
+        z = (z * np.asarray(std).astype(dtype.np)).astype(dtype.np)
+        return (z + np.asarray(mean).astype(dtype.np)).astype(dtype.np)
     z = _draw(normal01, generator, shape, D.float64, grid=_grid(dtype))
     return (np.asarray(mean, np.float64) + np.asarray(std, np.float64) * z).astype(dtype.np)
 
@@ -310,6 +355,8 @@ NORMAL = _rand_op("normal", _normal_kernel, lambda mean, std, gen, dtype: (broad
 
 
 def _normal_size_kernel(mean, std, size, generator, dtype):
+    if generator._mt is not None:
+        return _mt_normal(generator._mt, size, dtype, mean, std)
     z = _draw(normal01, generator, size, D.float64, grid=_grid(dtype))
     return (mean + std * z).astype(dtype.np)
 
@@ -366,18 +413,30 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
 
 # ---------------------------------------------------------------- bernoulli
 
+def _mt_bernoulli(generator, p, shape, out_dtype):
+    p = np.broadcast_to(p, shape)
+    hit = MT.bernoulli(generator._mt, p.reshape(-1).astype(np.float64), p.dtype != np.float64)
+    return hit.reshape(shape).astype(out_dtype)
+
+
 def _bernoulli_kernel(input, generator):
+    if generator._mt is not None:
+        return _mt_bernoulli(generator, input, input.shape, input.dtype)
     dt = D._FROM_NP[input.dtype]
     u = uniform01(generator, input.size, _grid(dt)).reshape(input.shape)
     return (u < input.astype(np.float64)).astype(input.dtype)
 
 
 def _bernoulli_p_kernel(input, p, generator):
+    if generator._mt is not None:
+        return _mt_bernoulli(generator, np.float64(p), input.shape, input.dtype)
     u = uniform01(generator, input.size, D.float64).reshape(input.shape)
     return (u < p).astype(input.dtype)
 
 
 def _bernoulli_tensor_kernel(input, p, generator):
+    if generator._mt is not None:
+        return _mt_bernoulli(generator, p, input.shape, input.dtype)
     p = np.broadcast_to(p, input.shape)
     u = uniform01(generator, input.size, _grid(D._FROM_NP[p.dtype])).reshape(input.shape)
     return (u < p.astype(np.float64)).astype(input.dtype)
@@ -511,9 +570,14 @@ def _inplace_op(name, kernel, schema=None):
     return _rand_op(name, kernel, _like_self, differentiable=True, schema=schema)
 
 
-UNIFORM = _inplace_op("uniform", lambda self, a, b, gen: _draw(
-    lambda g, n, d: uniform01(g, n, d) * (b - a) + a, gen, self.shape,
-    D._FROM_NP[self.dtype]),
+def _uniform_kernel(self, a, b, gen):
+    dt = D._FROM_NP[self.dtype]
+    if gen._mt is not None:
+        return _mt_uniform(gen._mt, self.shape, dt, a, b)
+    return _draw(lambda g, n, d: uniform01(g, n, d) * (b - a) + a, gen, self.shape, dt)
+
+
+UNIFORM = _inplace_op("uniform", _uniform_kernel,
                       schema="uniform(Tensor self, float from=0., float to=1., *, "
                              "Generator? generator=None) -> Tensor")
 
@@ -521,6 +585,8 @@ UNIFORM = _inplace_op("uniform", lambda self, a, b, gen: _draw(
 def _normal_fn_kernel(self, mean, std, gen):
     """normal_: complex tensors get mean on both parts and std / sqrt(2) (PyTorch)."""
     dt = D._FROM_NP[self.dtype]
+    if gen._mt is not None:
+        return _mt_normal(gen._mt, self.shape, dt, mean, std)
     if dt.is_complex:
         std = std / math.sqrt(2)
     return _draw(lambda g, n, d: normal01(g, n, d) * std + mean, gen, self.shape, dt,
@@ -530,8 +596,19 @@ def _normal_fn_kernel(self, mean, std, gen):
 NORMAL_FN = _inplace_op("normal_functional", _normal_fn_kernel,
                         schema="normal_functional(Tensor self, float mean=0., float std=1., *, "
                                "Generator? generator=None) -> Tensor")
-RANDOM = _inplace_op("random", lambda self, lo, hi, gen: integers(
-    gen, self.size, lo, hi - lo).astype(self.dtype).reshape(self.shape),
+def _random_kernel(self, lo, hi, gen):
+    dt = D._FROM_NP[self.dtype]
+    if gen._mt is not None:
+        # random_() on int32 spans [0, 2**31): PyTorch's uniform_int draws one 32-bit word
+        # there (its from/to kernel would take 64 bits for that span)
+        full = lo == 0 and hi == _dtype_bounds(dt)[1] + 1 and dt is D.int32
+        v = MT.full_range(gen._mt, self.size, dt.name) if full else \
+            MT.from_to(gen._mt, self.size, lo, hi - lo)
+        return v.astype(self.dtype).reshape(self.shape)
+    return integers(gen, self.size, lo, hi - lo).astype(self.dtype).reshape(self.shape)
+
+
+RANDOM = _inplace_op("random", _random_kernel,
                      schema="random.from(Tensor self, int from, int to, *, "
                             "Generator? generator=None) -> Tensor")
 EXPONENTIAL = _inplace_op("exponential", lambda self, lambd, gen: _draw(
