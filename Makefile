@@ -29,6 +29,7 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(VPY) benchmarks/run.py
 	$(VPY) benchmarks/eager_models.py
+	$(VPY) benchmarks/compile.py
 
 lint: $(STAMP)
 	$(VPY) -m pip install -q ruff

@@ -1,0 +1,292 @@
+"""ember.compile vs torch.compile(backend="eager"), side by side in one run.
+
+What the capture costs, with the "eager" backend on both sides (the graph runs on each
+library's eager kernels, so only capture and call overhead differ):
+
+- capture: the first compiled call of resnet18's forward (1x3x64x64, eval, no_grad) minus
+  one eager call, after a reset (best of a few);
+- per call: a compiled call against an eager call of the same module (a small MLP and
+  resnet18 at 1x3x64x64); the issue's goal is compiled ≤ 1.1x eager;
+- guards per call: a compiled call of a 20-parameter module (10 x Linear(8, 8)) minus a
+  direct call of the graph it runs: guard evaluation plus the compiled wrapper's own
+  work (goal ≤ 5 µs). The graph's direct call is timed by a backend that keeps the
+  arguments the compiled function passes to the graph and calls the graph with them.
+
+While ember.compile does not exist or raises, ember's cells read "n/a (not built)" and
+torch's numbers are still measured.
+
+    .venv/bin/python benchmarks/compile.py [row-name-substring ...]
+
+writes benchmarks/results/compile.json and compile.md (a full run only) and prints the table.
+"""
+import json
+import os
+import sys
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # before NumPy loads its BLAS
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ember  # noqa: E402
+from run import RESULTS, compare, machine  # noqa: E402
+
+torch.set_num_threads(1)   # both libraries on one BLAS thread: the box is shared
+ember.set_num_threads(1)
+LIBS = {"ember": ember, "torch": torch}
+
+
+class NotBuilt(Exception):
+    """ember.compile is missing or raised: the ember cells read n/a."""
+
+
+def compiled(L, fn, backend="eager"):
+    """L.compile(fn, backend=backend); for ember, any failure becomes NotBuilt."""
+    if L is torch:
+        return torch.compile(fn, backend=backend)
+    if not hasattr(ember, "compile"):
+        raise NotBuilt("ember.compile does not exist")
+    try:
+        return ember.compile(fn, backend=backend)
+    except Exception as e:      # noqa: BLE001  (any failure: the row says why)
+        raise NotBuilt(f"{type(e).__name__}: {e}") from e
+
+
+def first_call(L, fn, *args):
+    """Run fn (a compiled function's first call may raise for ember: NotBuilt)."""
+    if L is torch:
+        return fn(*args)
+    try:
+        return fn(*args)
+    except Exception as e:      # noqa: BLE001
+        raise NotBuilt(f"{type(e).__name__}: {e}") from e
+
+
+def reset(L):
+    if L is torch:
+        torch._dynamo.reset()
+        return
+    try:
+        import ember._dynamo
+        ember._dynamo.reset()
+    except Exception as e:      # noqa: BLE001
+        raise NotBuilt(f"ember._dynamo.reset: {type(e).__name__}: {e}") from e
+
+
+# ------------------------------------------------------------------------- models
+
+def resnet18(L):
+    L.manual_seed(0)
+    if L is torch:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "vision"))
+        from tv_oracle import torchvision
+        return torchvision().models.resnet18().eval()
+    import ember.vision.models
+    return ember.vision.models.resnet18().eval()
+
+
+def mlp(L):
+    L.manual_seed(0)
+    nn = L.nn
+    return nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(),
+                         nn.Linear(128, 10)).eval()
+
+
+def linear_stack(L):
+    """20 parameters: ten Linear(8, 8) layers."""
+    L.manual_seed(0)
+    return L.nn.Sequential(*[L.nn.Linear(8, 8) for _ in range(10)]).eval()
+
+
+def _input(L, *shape):
+    return L.from_numpy(np.random.default_rng(0).standard_normal(shape).astype(np.float32))
+
+
+def _no_grad(L, module):
+    def forward(x):
+        with L.no_grad():
+            return module(x)
+    return forward
+
+
+# ------------------------------------------------------------------------- rows
+
+def _row(name, times, note="", target=None, met=None, status="ok", extra=None):
+    r = {"benchmark": name, "status": status, "times_s": times, "note": note,
+         "target": target, "met": met}
+    if "ember" in times and "torch" in times:
+        r["ember/torch"] = times["ember"]["min"] / times["torch"]["min"]
+    r.update(extra or {})
+    return r
+
+
+def bench_capture(repeat=3):
+    """Capture time of resnet18's forward: first compiled call minus an eager call."""
+    name = "capture: resnet18 forward, 1x3x64x64 (first call - eager call)"
+    times, status = {}, {}
+    for k, L in LIBS.items():
+        fn = _no_grad(L, resnet18(L))
+        x = _input(L, 1, 3, 64, 64)
+        eager = min(_timed(fn, x) for _ in range(3))
+        samples = []
+        try:
+            for _ in range(repeat):
+                reset(L)
+                c = compiled(L, fn)
+                samples.append(_timed(lambda: first_call(L, c, x)) - eager)
+        except NotBuilt as e:
+            status[k] = f"n/a (not built: {e})"
+            continue
+        times[k] = {"min": min(samples), "median": sorted(samples)[len(samples) // 2]}
+    met = times["ember"]["min"] <= 1.0 if "ember" in times else None
+    return _row(name, times, target="ember ≤ 1 s", met=met,
+                status=status.get("ember", "ok"),
+                note="; ".join(f"{k}: {v}" for k, v in status.items()))
+
+
+def _timed(fn, *args):
+    t = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - t
+
+
+def bench_per_call(name, build, shape, repeat=7, budget=0.1):
+    """Compiled call vs eager call of the same module, per library."""
+    fns, status = {}, {}
+    for k, L in LIBS.items():
+        fn = _no_grad(L, build(L))
+        x = _input(L, *shape)
+        fns[f"{k} eager"] = (lambda f, a: lambda: f(a))(fn, x)
+        try:
+            c = compiled(L, fn)
+            first_call(L, c, x)
+            fns[f"{k} compiled"] = (lambda f, a: lambda: f(a))(c, x)
+        except NotBuilt as e:
+            status[k] = f"n/a (not built: {e})"
+    t = compare(fns, repeat=repeat, budget=budget, pause=0.05)
+    times = {k: t[f"{k} compiled"] for k in LIBS if f"{k} compiled" in t}
+    ratio = {k: t[f"{k} compiled"]["min"] / t[f"{k} eager"]["min"] for k in times}
+    note = ", ".join(f"{k} eager {_fmt(t[f'{k} eager'])}" for k in LIBS)
+    note += "".join(f"; {k}: {v}" for k, v in status.items())
+    return _row(name, times, note=note, target="ember compiled ≤ 1.1× ember eager",
+                met=ratio["ember"] <= 1.1 if "ember" in ratio else None,
+                status=status.get("ember", "ok"), extra={"compiled/eager": ratio,
+                                                         "eager_times_s": {
+                                                             k: t[f"{k} eager"] for k in LIBS}})
+
+
+def bench_guards(repeat=9, budget=0.1):
+    """Compiled call minus a direct call of the captured graph: guards + wrapper."""
+    name = "guards per call: 10 x Linear(8, 8) (20 parameters), 1x8 input"
+    fns, status, graph_args = {}, {}, {}
+    for k, L in LIBS.items():
+        fn = _no_grad(L, linear_stack(L))
+        x = _input(L, 1, 8)
+        seen = []
+
+        def backend(gm, example_inputs, seen=seen):
+            def run(*args):
+                if not seen:
+                    seen.append((gm.forward, args))
+                return gm.forward(*args)
+            return run
+        try:
+            c = compiled(L, fn, backend=backend)
+            first_call(L, c, x)
+        except NotBuilt as e:
+            status[k] = f"n/a (not built: {e})"
+            continue
+        if len(seen) != 1:
+            status[k] = f"error: expected one graph, backend saw {len(seen)}"
+            continue
+        graph, args = seen[0]
+        graph_args[k] = len(args)
+        fns[f"{k} compiled"] = (lambda f, a: lambda: f(a))(c, x)
+        fns[f"{k} graph"] = (lambda g, a: lambda: g(*a))(graph, args)
+    t = compare(fns, repeat=repeat, budget=budget, pause=0.05)
+    times = {}
+    for k in LIBS:
+        if f"{k} compiled" in t:
+            times[k] = {s: t[f"{k} compiled"][s] - t[f"{k} graph"][s] for s in ("min", "median")}
+    note = ", ".join(f"{k}: compiled {_fmt(t[f'{k} compiled'])}, graph {_fmt(t[f'{k} graph'])}"
+                     f" ({graph_args[k]} graph inputs)" for k in times)
+    note += "".join(f"; {k}: {v}" for k, v in status.items())
+    return _row(name, times, note=note, target="ember ≤ 5 µs",
+                met=times["ember"]["min"] <= 5e-6 if "ember" in times else None,
+                status=status.get("ember", "ok"))
+
+
+ROWS = [
+    ("capture", bench_capture),
+    ("per call: MLP", lambda: bench_per_call(
+        "per call: MLP 64-128-128-10, batch 8, compiled", mlp, (8, 64))),
+    ("per call: resnet18", lambda: bench_per_call(
+        "per call: resnet18 forward, 1x3x64x64, compiled", resnet18, (1, 3, 64, 64),
+        repeat=5, budget=0.3)),
+    ("guards", bench_guards),
+]
+
+
+# ------------------------------------------------------------------------- report
+
+def _fmt(t):
+    if t is None:
+        return "—"
+    s = t["min"]
+    if abs(s) < 1e-3:
+        return f"{s * 1e6:.2f} µs"
+    if abs(s) < 1:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s:.2f} s"
+
+
+def markdown(meta, rows):
+    lines = [f"ember.compile vs torch.compile(backend=\"eager\"), {meta['date']} — {meta['cpu']}, "
+             f"ember at {meta['commit'] or 'unknown commit'}, torch {meta['torch']}",
+             "",
+             "| benchmark | ember | torch | ember/torch | compiled/eager ember · torch | target "
+             "| met |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        t = r["times_s"]
+        ember_cell = _fmt(t.get("ember")) if "ember" in t else (
+            "n/a (not built)" if r["status"].startswith("n/a") else r["status"])
+        ratio = f"{r['ember/torch']:.2f}×" if "ember/torch" in r else "—"
+        ce = r.get("compiled/eager", {})
+        ce_cell = " · ".join(f"{ce[k]:.2f}×" if k in ce else "—" for k in LIBS) if ce else ""
+        met = {True: "yes", False: "**no**", None: "—"}[r["met"]]
+        lines.append(f"| {r['benchmark']} | {ember_cell} | {_fmt(t.get('torch'))} | {ratio} | "
+                     f"{ce_cell} | {r['target'] or ''} | {met} |")
+    notes = [f"- {r['benchmark']}: {r['note']}" for r in rows if r["note"]]
+    return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
+
+
+def _write(path, text):
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def main(filters):
+    meta = machine()
+    rows = []
+    for key, bench in ROWS:
+        if filters and not any(f in key for f in filters):
+            continue
+        print(f"running {key} ...", file=sys.stderr, flush=True)
+        rows.append(bench())
+        print(markdown(meta, rows[-1:]).splitlines()[4], file=sys.stderr, flush=True)
+    table = markdown(meta, rows)
+    if not filters:
+        RESULTS.mkdir(exist_ok=True)
+        _write(RESULTS / "compile.json", json.dumps({"machine": meta, "rows": rows}, indent=2)
+               + "\n")
+        _write(RESULTS / "compile.md", table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
