@@ -153,7 +153,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 continue
             if node._node_prehooks:
                 gin = _node_pre_hooks(node, gin)
-            if node._skip_undefined and all(g is None for g in gin):
+            if node._skip_undefined and (gin[0] is None if len(gin) == 1 else
+                                         all(g is None for g in gin)):
                 outs = [None] * len(node.next_functions)
             else:
                 outs = _apply(node, gin, handed)
@@ -164,8 +165,14 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             for (nxt, nr), g in zip(node.next_functions, outs):
                 if nxt is None:
                     continue
-                if g is not None:
-                    _add_to_buffer(buffers, nxt, nr, g)
+                if g is not None:               # _add_to_buffer, inlined: this is hot
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * nxt.num_outputs
+                        buf[nr] = g
+                    else:
+                        old = buf[nr]
+                        buf[nr] = g if old is None else old + g
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if d == 0:

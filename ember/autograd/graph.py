@@ -388,7 +388,13 @@ def gradient_edge(t):
 
 
 def record(op, args, out):
-    """Attach an OpNode for `op` to its outputs (called by OpDef.execute)."""
+    """Attach an OpNode for `op` to its outputs (called by OpDef.execute).
+
+    A one-output op gets a OneOutputNode, which is its own ctx (one object fewer per
+    recorded op, and the shape of record_binary's nodes); multi-output ops keep the
+    OpNode + OpCtx pair, whose apply materializes the outputs' missing gradients."""
+    if out.__class__ is not tuple:
+        return _record_one(op, args, out)
     edges = []
     needs = []
     shapes = []
@@ -472,9 +478,10 @@ def grad_mode_enabled():
     return STATE.grad_enabled
 
 
-class BinaryOpNode(OpNode):
-    """record_binary's node: a two-input, one-output OpNode that is its own ctx (one
-    object fewer per recorded op); `ctx.args`/`ctx.out` read the same slots."""
+class OneOutputNode(OpNode):
+    """The node of a one-output op (record's and record_binary's): an OpNode that is
+    its own ctx (one object fewer per recorded op); `ctx.args`/`ctx.out` read the
+    same slots."""
     _args = _out = needs_input_grad = shapes = dtypes = None
 
     @property
@@ -492,36 +499,110 @@ class BinaryOpNode(OpNode):
     def _input_meta(self):
         return self.shapes, self.dtypes
 
+    def release(self):
+        """OpNode.release without the ctx indirection; a node that saved nothing (its
+        argument list may be shared per op) keeps its list."""
+        args = self._args
+        if args is not None:
+            for a in args:
+                if a.__class__ is SavedTensor or a.__class__ is list:
+                    self._args = [_release(a) for a in args]
+                    break
+        if self._out.__class__ is SavedTensor:
+            self._out = FREED
+
     def apply(self, grads):
         if grads[0] is None:        # one output: no gradient in means none out
-            return [None, None]
+            return [None] * len(self.next_functions)
         res = self.op.vjp(self, *grads)
         if not isinstance(res, (tuple, list)):
             res = (res,)
         return _flatten_grads(res, self.needs_input_grad)
 
 
-_BINARY_CLASSES = {}
+_ONE_OUTPUT_CLASSES = {}
 
 
-def _binary_node_class(opname):
-    cls = _BINARY_CLASSES.get(opname)
+def _one_output_class(opname):
+    cls = _ONE_OUTPUT_CLASSES.get(opname)
     if cls is None:
-        cls = _BINARY_CLASSES[opname] = type(_node_name(opname), (BinaryOpNode,), {})
+        cls = _ONE_OUTPUT_CLASSES[opname] = type(_node_name(opname), (OneOutputNode,), {})
     return cls
+
+
+def _record_one(op, args, out):
+    """`record` for a one-output op: the same fields, on a OneOutputNode."""
+    cls = op._one_output_cls
+    if cls is None:
+        cls = op._one_output_cls = _one_output_class(op.name)
+    node = _new(cls)
+    node._sequence_nr = _next(_SEQ)
+    if _ANOMALY.enabled:
+        node._anomaly_trace = _forward_trace()
+    node.op = op
+    edges = []
+    needs = []
+    shapes = []
+    dtypes = []
+    saved = []
+    save = op.save
+    i = 0
+    for a in args:
+        if isinstance(a, Tensor):
+            rg = a._rg
+            if rg:
+                fn = a._grad_fn
+                if fn is None:
+                    e = a._accum
+                    edges.append((e, 0) if e is not None else gradient_edge(a))
+                else:
+                    edges.append(gradient_edge(a) if a._base is not None else
+                                 (fn, a._output_nr))
+            else:
+                edges.append(_NO_EDGE)
+            needs.append(rg)
+            shapes.append(a._data.shape)
+            dtypes.append(a._dtype)
+            saved.append(SavedTensor(a) if save is None or (save and i in save) else None)
+        elif isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
+            n = []
+            for x in a:
+                edges.append(gradient_edge(x) if x._rg else _NO_EDGE)
+                n.append(x._rg)
+                shapes.append(x._data.shape)
+                dtypes.append(x._dtype)
+            needs.append(tuple(n))
+            saved.append([SavedTensor(x) for x in a] if save is None or i in save else None)
+        else:
+            needs.append(None)
+            saved.append(a)
+        i += 1
+    node.next_functions = tuple(edges)
+    node._args = saved
+    node.needs_input_grad = tuple(needs)
+    node.shapes = shapes
+    node.dtypes = dtypes
+    node._out = saved_output(out) if op.save_out else ()
+    d = out._dtype
+    if d._kind >= 2 and not (op.nondiff_outputs and 0 in op.nondiff_outputs):
+        out._grad_fn = node
+        out._rg = True
+        if out._base is not None:
+            out._view_version = out._storage.version
+    return node
 
 
 def record_binary(op, a, b, extra, out):
     """`record` for the pointwise fast path: two tensors of one dtype, one output.
 
     Note: this runs for every binary op on a tensor that requires grad, so it is
-    `record` unrolled: the node is its own ctx (BinaryOpNode), built without an
+    `record` unrolled: the node is its own ctx (OneOutputNode), built without an
     __init__ frame, leaf edges are read inline, and the node class and, for ops that
     save nothing, the argument list and needs_input_grad tuples are cached per op
-    (OpDef._binary_node_cls, OpDef._nosave_args)."""
-    cls = op._binary_node_cls
+    (OpDef._one_output_cls, OpDef._nosave_args)."""
+    cls = op._one_output_cls
     if cls is None:
-        cls = op._binary_node_cls = _binary_node_class(op.name)
+        cls = op._one_output_cls = _one_output_class(op.name)
     node = _new(cls)
     node._sequence_nr = _next(_SEQ)
     if _ANOMALY.enabled:

