@@ -19,7 +19,8 @@ microseconds, process id, the file relative to sys.path and its line, then the a
 name; every line of a multi-line message carries the prefix. EMBER_LOGS_FORMAT (or
 TORCH_LOGS_FORMAT) replaces it with a logging format string ("short" = logging's basic
 format); EMBER_LOGS_OUT (or TORCH_LOGS_OUT) also writes the logs to that file.
-PyTorch's "[rank0]:" prefix and trace ids are not printed.
+PyTorch's "[rank0]:" prefix and trace ids are not printed. Unlike PyTorch's handler, ours
+writes to sys.stderr as it is at each line, so pytest's capsys and redirect_stderr see it.
 """
 import functools
 import importlib.util
@@ -451,6 +452,23 @@ def _clear_handlers(lg):
         lg.removeHandler(handler)
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to sys.stderr as it is when a line is written, not when the handler was made:
+    pytest's capsys and contextlib.redirect_stderr see the logs (PyTorch's handler keeps the
+    stream of the moment it was set up)."""
+
+    def __init__(self):
+        logging.Handler.__init__(self)
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):
+        pass
+
+
 def _setup_handlers(create_handler_fn, lg):
     handler = _track_handler(create_handler_fn())
     handler.setFormatter(_default_formatter())
@@ -497,7 +515,7 @@ def _init_logs(log_file_name=None):
         logging.getLogger(qname).setLevel(level)
     for qname in log_registry.get_log_qnames():
         lg = logging.getLogger(qname)
-        _setup_handlers(logging.StreamHandler, lg)
+        _setup_handlers(_StderrHandler, lg)
         if log_file_name is not None:
             _setup_handlers(lambda: logging.FileHandler(log_file_name), lg)
     # last: artifact loggers look at their ancestors' levels

@@ -218,6 +218,25 @@ def test_format_and_out_env(tmp_path):
     assert "DEBUG|guards-line" in err
 
 
+def test_output_follows_redirected_stderr():
+    """Lines go to sys.stderr as it is at the time of the call (capsys, redirect_stderr)."""
+    code = textwrap.dedent("""
+        import contextlib, io
+        import ember._logging as L
+        guards = L.getArtifactLogger("ember._dynamo.guards", "guards")
+        buf = io.StringIO()
+        with contextlib.redirect_stderr(buf):
+            guards.debug("caught")
+        guards.debug("not-caught")
+        print(buf.getvalue().strip())
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, EMBER_LOGS="guards"), timeout=60)
+    assert out.stdout.strip().endswith("[__guards] caught"), out
+    assert "not-caught" in out.stderr and "caught" not in out.stdout.replace(
+        "[__guards] caught", "")
+
+
 def test_import_ember_does_not_import_logging_machinery():
     _, err = run("import sys, ember; assert 'ember._logging' not in sys.modules, 'eager'; "
                  "import ember._logging")
