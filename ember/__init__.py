@@ -158,8 +158,18 @@ from . import distributed  # noqa: E402,F401  (torch.distributed)
 # keeping `import ember` cheap: `ember.hub.x`, `import ember.hub`, `from ember import vmap`
 # and `import torch.distributions` under `ember run` all still work.
 _LAZY_SUBMODULES = frozenset({"distributions", "hub", "testing", "masked", "nested",
-                              "signal", "multiprocessing", "func", "fx"})
+                              "signal", "multiprocessing", "func", "fx", "_dynamo", "compiler",
+                              "_logging", "_numpy"})
 _LAZY_ATTRS = {"vmap": "func"}   # torch.vmap -> torch.func.vmap
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
+            options=None, disable=False):
+    """torch.compile: capture `model` into graphs (ember/_dynamo) and run them through
+    `backend`; usable as a decorator with or without arguments."""
+    from ._dynamo import compile as _compile
+    return _compile(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                    options=options, disable=disable)
 
 
 def __getattr__(name):

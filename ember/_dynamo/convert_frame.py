@@ -1,0 +1,240 @@
+"""One capture: interpret a segment of a frame, then turn the result into a `Segment`
+the runtime can run (guards, compiled graph, input getter, state rebuilder).
+
+Note: the graph's outputs are every tensor the rest of the frame can see (the return
+value, or at a break the live locals and value stack); everything else of the frame
+state is rebuilt by generated Python from sources (the same objects the frame had),
+constants, and the graph's outputs."""
+import logging
+import time
+import types
+
+from .._dispatch import STATE
+from .._symbolic import SymInt
+from .._tensor import Tensor
+from .exc import Unsupported, BackendCompilerFailed
+from .output_graph import OutputGraph
+from .symbolic_convert import (InstructionTranslator, BreakAt, ReturnAt, NULL, _Null,
+                               _CellVariable)
+from .variables.base import ConstantVariable
+from .variables.containers import (BaseListVariable, DictVariable, IteratorVariable,
+                                   SliceVariable, RangeVariable)
+from .variables.functions import (UserMethodVariable, NestedUserFunctionVariable,
+                                  BuiltinVariable, EmberFunctionVariable,
+                                  UserFunctionVariable)
+from .variables.objects import GradModeVariable, _Bound, SuperVariable
+from .variables.tensor import TensorVariable
+
+log = logging.getLogger("ember._dynamo")
+
+__all__ = ["Segment", "capture_segment"]
+
+
+class Segment:
+    """A compiled piece of a frame: valid while `guard(L, S, G, C, K)` holds."""
+    __slots__ = ("guard", "get_inputs", "graph_fn", "rebuild", "kind", "break_offset",
+                 "consts", "gm", "reason", "guard_text", "ops", "user_stack")
+
+    def run(self, L, S, G, C):
+        K = self.consts
+        inputs = self.get_inputs(L, S, G, C, K)
+        out = self.graph_fn(*inputs) if self.graph_fn is not None else ()
+        return self.rebuild(L, S, G, C, K, out)
+
+
+def _global_state():
+    from ..amp import autocast_mode as am
+    return STATE.grad_enabled, dict(am._ST.enabled)
+
+
+def capture_segment(code, f_globals, frame, offset, ctx):
+    """Interprets from `offset`; restarts once with a break point when something is
+    unsupported. Returns a Segment."""
+    break_at, reason, stack = None, None, None
+    for _attempt in range(3):
+        grad = STATE.grad_enabled
+        og = OutputGraph(ctx.dynamic_dims)
+        tx = InstructionTranslator(code, f_globals, og, frame, offset, break_at)
+        t0 = time.perf_counter()
+        try:
+            result = tx.run()
+        except Unsupported as e:
+            e.user_stack = e.user_stack or tx.user_stack()
+            ins = tx.current
+            if ctx.fullgraph:
+                raise
+            if ins is None or (break_at is not None and ins.offset == break_at):
+                raise
+            break_at, reason, stack = ins.offset, e.msg, e.user_stack
+            ctx.record_break(reason, stack)
+            continue
+        finally:
+            STATE.grad_enabled = grad
+        if ctx.sizes_changed(og.inputs) and _attempt < 2:
+            continue           # automatic dynamic: capture again with those dims symbolic
+        seg = _finish(tx, og, result, ctx, code)
+        seg.reason, seg.user_stack = reason, stack
+        ctx.record_compile(seg, time.perf_counter() - t0)
+        from ._logs import compiled
+        compiled(seg, code)
+        return seg
+    raise Unsupported(f"capture of {code.co_name} did not converge")
+
+
+class _Rebuild:
+    """Generates the Python that rebuilds frame values from sources, consts and outputs."""
+
+    def __init__(self, og):
+        self.og = og
+        self.outputs = []           # graph output nodes
+        self.out_index = {}
+        self.consts = {}
+
+    def const(self, value):
+        for k, v in self.consts.items():
+            if v is value:
+                return f"K[{k!r}]"
+        k = f"k{len(self.consts)}"
+        self.consts[k] = value
+        return f"K[{k!r}]"
+
+    def out(self, node):
+        i = self.out_index.get(node)
+        if i is None:
+            i = self.out_index[node] = len(self.outputs)
+            self.outputs.append(node)
+        return f"out[{i}]"
+
+    def expr(self, v):
+        og = self.og
+        if isinstance(v, TensorVariable):
+            node = og.node_of[id(v.fake)]
+            if v.source is not None and node.op == "placeholder" and not v.is_numpy:
+                return v.source.expr()
+            e = self.out(node)
+            return f"{e}.numpy()" if v.is_numpy else e
+        if isinstance(v, ConstantVariable):
+            val = v.value
+            if isinstance(val, SymInt):
+                return self.out(og.sym_node(val))
+            if v.source is not None:
+                return v.source.expr()
+            if val is None or isinstance(val, (bool, int, str)) and type(val) in (bool, int,
+                                                                                    str):
+                return repr(val)
+            return self.const(val)
+        if isinstance(v, _Null):
+            return "NULL"
+        if isinstance(v, BaseListVariable):
+            if v.source is not None and not v.mutable_local:
+                return v.source.expr()
+            items = ", ".join(self.expr(x) for x in v.items)
+            if v.py_type is list:
+                return f"[{items}]"
+            if v.py_type is tuple:
+                return f"({items},)" if v.items else "()"
+            if hasattr(v.py_type, "_fields"):
+                return f"{self.const(v.py_type)}({items})"
+            return f"{self.const(v.py_type)}([{items}])"
+        if isinstance(v, DictVariable):
+            if v.source is not None and not v.mutable_local:
+                return v.source.expr()
+            return "{" + ", ".join(f"{self.const(k)}: {self.expr(x)}"
+                                   for k, x in v.items.items()) + "}"
+        if isinstance(v, IteratorVariable):
+            items = ", ".join(self.expr(x) for x in v.items[v.index:])
+            return f"RESUME_ITER([{items}])"
+        if isinstance(v, (SliceVariable, RangeVariable)):
+            return self.const(v.as_python_constant())
+        if isinstance(v, UserMethodVariable):
+            return f"METHOD({self.const(v.fn)}, {self.expr(v.obj)})"
+        if isinstance(v, NestedUserFunctionVariable):
+            cells = ", ".join(f"CELL({self.expr(c.value)})" for c in v.cells)
+            return (f"MKFN({self.const(v.code)}, {self.const(v.fglobals)}, "
+                    f"{self.const(v.defaults)}, {self.const(v.kwdefaults)}, ({cells}))")
+        if isinstance(v, GradModeVariable):
+            return f"GRADCTX({v.mode}, {v.prev})"
+        if isinstance(v, _Bound):
+            owner = v.fn.__self__
+            return f"GRADCTX({owner.mode}, {owner.prev}).{v.fn.__name__.replace('enter', '__enter__').replace('exit', '__exit__')}"
+        if isinstance(v, (SuperVariable, _CellVariable)):
+            raise Unsupported(f"a graph break while {type(v).__name__} is live")
+        if getattr(v, "source", None) is not None:
+            return v.source.expr()
+        if hasattr(v, "value"):
+            return self.const(v.value)
+        if isinstance(v, (BuiltinVariable, EmberFunctionVariable, UserFunctionVariable)):
+            return self.const(v.fn)
+        raise Unsupported(f"cannot rebuild {v} after a graph break")
+
+
+def _finish(tx, og, result, ctx, code):
+    from . import runtime
+    rb = _Rebuild(og)
+    if isinstance(result, ReturnAt):
+        body = [f"return ('return', {rb.expr(result.value)})"]
+        kind, boff = "return", None
+    else:
+        lines = ["L = dict(L)"]
+        for name, v in tx.locals.items():
+            lines.append(f"L[{name!r}] = {rb.expr(v)}")
+        for name in _deleted(tx, code):
+            lines.append(f"L.pop({name!r}, None)")
+        for name, c in tx.cells.items():
+            if getattr(c, "dirty", False):
+                lines.append(f"L[{name!r}].cell_contents = {rb.expr(c.value)}")
+        lines.append("S = [" + ", ".join(rb.expr(v) for v in tx.stack) + "]")
+        lines.append("return ('break', L, S)")
+        body = lines
+        kind, boff = "break", result.offset
+    seg = Segment()
+    graph = og.graph
+    graph.output(tuple(rb.outputs))
+    seg.ops = og.op_count
+    consts = dict(rb.consts)
+    consts.update(tx.extra_consts)
+    inputs = []
+    for source, t, is_numpy in og.inputs:
+        if source is None:
+            k = f"in{len(consts)}"
+            consts[k] = t
+            inputs.append(f"K[{k!r}]")
+        else:
+            e = source.expr()
+            inputs.append(f"FROM_NUMPY({e})" if is_numpy else e)
+    ns = runtime.rebuild_namespace()
+    src = ("def get_inputs(L, S, G, C, K):\n    return (" + ", ".join(inputs) +
+           ("," if len(inputs) == 1 else "") + ")\n"
+           "def rebuild(L, S, G, C, K, out):\n    " + "\n    ".join(body) + "\n")
+    exec(compile(src, f"<ember rebuild {code.co_name}>", "exec"), ns)
+    seg.get_inputs, seg.rebuild = ns["get_inputs"], ns["rebuild"]
+    seg.consts = consts
+    seg.kind, seg.break_offset = kind, boff
+    seg.guard = og.guards.compile()
+    seg.guard_text = seg.guard.text
+    seg.gm = None
+    if not graph_is_empty(graph):
+        from ..fx import GraphModule
+        from ..nn import Module
+        gm = GraphModule(Module(), graph)
+        seg.gm = gm
+        example = [t for _, t, _ in og.inputs]
+        try:
+            seg.graph_fn = ctx.backend(gm, example)
+        except Exception as e:       # noqa: BLE001
+            raise BackendCompilerFailed(ctx.backend, e) from e
+    else:
+        seg.graph_fn = None
+    return seg
+
+
+def graph_is_empty(graph):
+    return all(n.op in ("placeholder", "output") for n in graph.nodes) and not any(
+        n.op == "output" and n.args[0] for n in graph.nodes)
+
+
+def _deleted(tx, code):
+    return []
+
+
+__all__ += ["types", "Tensor", "NULL"]

@@ -1,0 +1,240 @@
+"""OutputGraph: the graph one capture records, its inputs, and the recording mode.
+
+Note: user code runs on fake tensors; every registry op it reaches goes through the
+`_Recorder` dispatch mode (before FakeTensorMode, DESIGN §6), which appends a
+`call_function` node with the op as target. Real tensors the program reads (arguments,
+parameters, buffers, globals) become placeholders named by their source, created the
+first time they are used, so the graph's inputs are exactly what it reads."""
+import copy
+import operator
+
+from .. import _random
+from .._dispatch import STATE
+from .._symbolic import SymInt
+from .._tensor import Tensor
+from ..fx import Graph
+from .._subclasses.fake_tensor import FakeTensorMode
+from .._modes import TorchDispatchMode
+from .exc import Unsupported
+from .guards import GuardSet
+from .variables.tensor import TensorVariable
+
+__all__ = ["OutputGraph", "sym_size", "sym_eval", "set_grad_enabled"]
+
+
+def sym_size(t, dim):
+    return t.shape[dim]
+
+
+def sym_eval(fn, *sizes):
+    return fn(*sizes)
+
+
+def set_grad_enabled(mode):
+    """Graph node for a grad-mode change inside the compiled region."""
+    STATE.grad_enabled = mode
+
+
+class _Recorder(TorchDispatchMode):
+    def __init__(self, og):
+        super().__init__()
+        self.og = og
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        og = self.og
+        args = tuple(og.fakeify(a, func) for a in args)
+        kwargs = {k: og.fakeify(v, func) for k, v in (kwargs or {}).items()}
+        nargs = tuple(og.node_arg(a, func) for a in args)
+        nkw = {k: og.node_arg(v, func) for k, v in kwargs.items()}
+        out = func(*args, **kwargs)
+        node = og.graph.call_function(func, nargs, nkw)
+        og.bind(node, out)
+        og.op_count += 1
+        return out
+
+
+class OutputGraph:
+    def __init__(self, dynamic_dims):
+        self.graph = Graph()
+        self.guards = GuardSet()
+        self.fake_mode = FakeTensorMode(allow_non_fake_inputs=False)
+        self.guards.shape_env = self.fake_mode.shape_env
+        self.recorder = _Recorder(self)
+        self.node_of = {}        # id(fake tensor) -> node giving its current value
+        self.keep = []           # fakes and reals kept alive so ids stay unique
+        self.inputs = []         # (source, real tensor, is_numpy) per placeholder
+        self.input_vars = {}     # id(real tensor) -> TensorVariable
+        self.known = {}          # id(param/buffer of a module seen) -> (tensor, source)
+        self.sym_nodes = {}      # expression text -> node
+        self.sym_source = {}     # symbol -> (placeholder node, dim)
+        self.dynamic_dims = dynamic_dims   # source expr -> dims to make symbolic
+        self.op_count = 0
+        self._last_placeholder = None
+
+    # ------------------------------------------------------------------ inputs
+    def tensor_input(self, t, source, is_numpy=False):
+        tv = self.input_vars.get(id(t))
+        if tv is not None:
+            if source is not None and tv.source is not None and source != tv.source:
+                self.guards.alias(source, tv.source)
+            return tv
+        dims = self.dynamic_dims(source, t) if source is not None else ()
+        fake = self.fake_mode.from_tensor(t, dynamic_dims=dims)
+        if source is not None:
+            self.guards.tensor(source, t, [d for d in dims if t.shape[d] > 1])
+        name = _placeholder_name(source)
+        node = self._placeholder(name)
+        node.meta["val"] = fake
+        node.meta["source"] = source.expr() if source is not None else None
+        tv = TensorVariable(fake, source, real=t, is_numpy=is_numpy)
+        self.node_of[id(fake)] = node
+        self.keep += [fake, t]
+        self.inputs.append((source, t, is_numpy))
+        self.input_vars[id(t)] = tv
+        for d, n in enumerate(fake.shape):
+            if isinstance(n, SymInt) and str(n) not in self.sym_source:
+                self.sym_source[str(n)] = (node, d)
+                self.guards.symbols[str(n)] = (source.expr(), d)
+        return tv
+
+    def numpy_input(self, arr, source):
+        from .. import from_numpy
+        t = from_numpy(arr)
+        return self.tensor_input(t, source, is_numpy=True)
+
+    def _placeholder(self, name):
+        g = self.graph
+        if self._last_placeholder is None:
+            first = next(iter(g.nodes), None)
+            ctx = g.inserting_before(first) if first is not None else None
+        else:
+            ctx = g.inserting_after(self._last_placeholder)
+        if ctx is None:
+            node = g.placeholder(name)
+        else:
+            with ctx:
+                node = g.placeholder(name)
+        self._last_placeholder = node
+        return node
+
+    def register_module(self, m, source):
+        if source is None:
+            return
+        from .source import DictAttrSource
+        for qual, t in list(m.named_parameters(remove_duplicate=False)) + \
+                list(m.named_buffers(remove_duplicate=False)):
+            if id(t) in self.known or t is None:
+                continue
+            *path, leaf = qual.split(".")
+            src = source
+            for p in path:
+                src = DictAttrSource(src, "_modules", p)
+            owner = m.get_submodule(".".join(path)) if path else m
+            kind = "_parameters" if leaf in owner._parameters else "_buffers"
+            self.known[id(t)] = (t, DictAttrSource(src, kind, leaf))
+
+    # ------------------------------------------------------------------ recording
+    def fakeify(self, a, func):
+        if isinstance(a, Tensor):
+            if a._fake:
+                return a
+            tv = self.input_vars.get(id(a))
+            if tv is None:
+                hit = self.known.get(id(a))
+                if hit is None:
+                    raise Unsupported(
+                        f"{getattr(func, 'name', func)}: a tensor of shape {list(a.shape)} "
+                        "from outside the compiled region's inputs (held by an object the "
+                        "capture did not read)")
+                tv = self.tensor_input(hit[0], hit[1])
+            return tv.fake
+        if isinstance(a, (list, tuple)) and any(isinstance(x, Tensor) for x in a):
+            return type(a)(self.fakeify(x, func) for x in a)
+        return a
+
+    def node_arg(self, a, func=None):
+        if isinstance(a, Tensor):
+            n = self.node_of.get(id(a))
+            if n is None:
+                raise Unsupported(f"{getattr(func, 'name', func)}: a fake tensor the "
+                                  "capture did not record")
+            return n
+        if isinstance(a, SymInt):
+            return self.sym_node(a)
+        if isinstance(a, (list, tuple)):
+            return type(a)(self.node_arg(x, func) for x in a) if type(a) in (list, tuple) \
+                else tuple(self.node_arg(x, func) for x in a)
+        return a
+
+    def sym_node(self, s):
+        key = str(s)
+        n = self.sym_nodes.get(key)
+        if n is not None:
+            return n
+        if key in self.sym_source:
+            ph, d = self.sym_source[key]
+            with self.graph.inserting_after(self._last_placeholder):
+                n = self.graph.call_function(sym_size, (ph, d))
+        else:
+            names = sorted(k for k in self.sym_source if k in key)
+            fn = eval(f"lambda {', '.join(names)}: {key}")
+            n = self.graph.call_function(sym_eval, (fn, *[self.sym_node_by_name(k)
+                                                          for k in names]))
+        self.sym_nodes[key] = n
+        return n
+
+    def sym_node_by_name(self, name):
+        ph, d = self.sym_source[name]
+        n = self.sym_nodes.get(name)
+        if n is None:
+            n = self.graph.call_function(sym_size, (ph, d))
+            self.sym_nodes[name] = n
+        return n
+
+    def bind(self, node, out):
+        node.meta["val"] = out
+        if isinstance(out, Tensor):
+            self.node_of[id(out)] = node
+            self.keep.append(out)
+        elif isinstance(out, (tuple, list)):
+            for i, o in enumerate(out):
+                if isinstance(o, Tensor):
+                    gi = self.graph.call_function(operator.getitem, (node, i))
+                    gi.meta["val"] = o
+                    self.node_of[id(o)] = gi
+                    self.keep.append(o)
+
+    def recording(self):
+        return _Recording(self)
+
+    def add_effect(self, fn, *args):
+        self.graph.call_function(fn, args)
+
+
+class _Recording:
+    """Runs ember code on fake tensors with the recorder and fake modes on, restoring the
+    random generator (capture must not consume random numbers the graph will draw)."""
+
+    def __init__(self, og):
+        self.og = og
+
+    def __enter__(self):
+        gen = _random.default_generator
+        self.rng = copy.deepcopy(gen.__dict__)
+        self.og.fake_mode.__enter__()
+        self.og.recorder.__enter__()
+
+    def __exit__(self, *exc):
+        self.og.recorder.__exit__(*exc)
+        self.og.fake_mode.__exit__(*exc)
+        _random.default_generator.__dict__.update(self.rng)
+        return False
+
+
+def _placeholder_name(source):
+    if source is None:
+        return "const"
+    s = source.expr()
+    for ch in "[]'\".() ,":
+        s = s.replace(ch, "_")
+    return "_".join(p for p in s.split("_") if p) or "arg"

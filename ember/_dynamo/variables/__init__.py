@@ -1,0 +1,1 @@
+"""VariableTrackers of the capture (one module per family of Python values)."""

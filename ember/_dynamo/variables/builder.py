@@ -1,0 +1,180 @@
+"""Turning real values the capture reads into VariableTrackers, installing their guards."""
+import builtins
+import enum
+import types
+
+import numpy as np
+
+from ... import _dtype as D
+from ..._device import device as _Device
+from ..._tensor import Tensor, Size
+from ...ops._registry import OpDef, OpOverloadPacket
+from .base import ConstantVariable, unsupported
+from .containers import (ListVariable, TupleVariable, DictVariable, SliceVariable,
+                         RangeVariable)
+from .functions import (UserFunctionVariable, UserMethodVariable, EmberFunctionVariable,
+                        BuiltinVariable, is_pure_builtin)
+from .objects import (NNModuleVariable, UserDefinedObjectVariable, UserDefinedClassVariable,
+                      PythonModuleVariable, GradModeClassVariable)
+from ..source import ItemSource
+
+__all__ = ["VariableBuilder", "wrap_constant_result", "is_allowed", "allow_in_graph"]
+
+_CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis),
+                D.dtype, _Device, enum.Enum)
+
+_ALLOWED = set()          # user functions marked allow_in_graph
+# ember callables with effects outside the graph: calling one is a graph break
+_EFFECTFUL = {"manual_seed", "seed", "set_rng_state", "set_default_dtype",
+              "set_default_tensor_type", "use_deterministic_algorithms", "save", "load",
+              "set_printoptions", "set_num_threads", "set_flush_denormal",
+              "set_anomaly_enabled", "compile", "set_float32_matmul_precision", "is_compiling",
+              "set_default_device", "empty_cache", "synchronize"}
+
+
+def allow_in_graph(fn):
+    _ALLOWED.add(fn)
+    return fn
+
+
+def _ember_module(mod):
+    return mod == "ember" or (mod or "").startswith("ember.")
+
+
+def is_allowed(fn):
+    """Whether `fn` runs as recorded ember ops (not inlined): ember's functions, registry
+    ops, Tensor methods, and what the user marked with allow_in_graph."""
+    if fn in _ALLOWED or isinstance(fn, (OpDef, OpOverloadPacket)):
+        return True
+    if isinstance(fn, type):
+        return False
+    mod = getattr(fn, "__module__", None)
+    if not _ember_module(mod):
+        return False
+    if mod.startswith(("ember._dynamo", "ember.nn.modules", "ember.optim",
+                       "ember.utils.data", "ember.distributed", "ember.compiler")):
+        return False
+    name = getattr(fn, "__name__", "")
+    if name in _EFFECTFUL:
+        return False
+    return True
+
+
+def wrap_constant_result(v):
+    """A value computed by the capture itself (no source)."""
+    if isinstance(v, _CONST_TYPES):
+        return ConstantVariable(v)
+    if isinstance(v, (tuple, list)) and all(isinstance(x, _CONST_TYPES) for x in v):
+        cls = TupleVariable if isinstance(v, tuple) else ListVariable
+        return cls([ConstantVariable(x) for x in v], mutable_local=isinstance(v, list),
+                   py_type=type(v))
+    if isinstance(v, range):
+        return RangeVariable(v)
+    if isinstance(v, slice):
+        return SliceVariable([ConstantVariable(v.start), ConstantVariable(v.stop),
+                              ConstantVariable(v.step)])
+    if isinstance(v, types.BuiltinFunctionType) or is_pure_builtin(v):
+        return BuiltinVariable(v)
+    unsupported(f"a Python value of type {type(v).__name__} computed in the region")
+
+
+class VariableBuilder:
+    def __init__(self, tx_root):
+        self.root = tx_root            # the top-level translator (og, guards)
+        self.og = tx_root.og
+
+    def wrap(self, value, source):
+        g = self.og.guards
+        if isinstance(value, Tensor):
+            if value._fake:
+                unsupported("a fake tensor passed into the compiled region")
+            return self.og.tensor_input(value, source)
+        if isinstance(value, bool) or value is None:
+            if source is not None:
+                g.constant(source, value)
+            return ConstantVariable(value, source)
+        if isinstance(value, _CONST_TYPES):
+            if source is not None:
+                if isinstance(value, (D.dtype, _Device, enum.Enum)):
+                    g.identity(source, value) if not isinstance(value, _Device) \
+                        else g.constant(source, value)
+                else:
+                    g.constant(source, value)
+            return ConstantVariable(value, source)
+        if isinstance(value, np.ndarray):
+            return self.og.numpy_input(value, source)
+        from ...nn.modules.module import Module
+        if isinstance(value, Module):
+            if source is not None:
+                g.identity(source, value)
+            self.og.register_module(value, source)
+            return NNModuleVariable(value, source)
+        if type(value) in (list, tuple, Size) or (isinstance(value, tuple)
+                                                  and hasattr(type(value), "_fields")):
+            if source is not None:
+                g.length(source, value)
+            items = [self.wrap(v, ItemSource(source, i) if source is not None else None)
+                     for i, v in enumerate(value)]
+            cls = ListVariable if isinstance(value, list) else TupleVariable
+            return cls(items, source=source, py_type=type(value))
+        if type(value) is dict:
+            if source is not None:
+                g.keys(source, value)
+            return DictVariable({k: self.wrap(v, ItemSource(source, k) if source is not None
+                                              else None) for k, v in value.items()},
+                                source=source)
+        if isinstance(value, (range, slice)):
+            if source is not None:
+                g.constant(source, value)
+            return wrap_constant_result(value)
+        if isinstance(value, types.ModuleType):
+            if source is not None and not _ember_module(value.__name__):
+                g.identity(source, value)
+            return PythonModuleVariable(value, source)
+        self._guard_identity(value, source)
+        return self._wrap_callable_or_object(value, source)
+
+    def _guard_identity(self, value, source):
+        if source is None:
+            return
+        mod = getattr(value, "__module__", None)
+        if _ember_module(mod) and not isinstance(value, type) and callable(value):
+            return        # ember's own functions are not rebound by programs
+        if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type,
+                              OpDef, OpOverloadPacket)):
+            self.og.guards.identity(source, value)
+
+    def _wrap_callable_or_object(self, value, source):
+        from ...autograd import grad_mode as gm
+        if value in (gm.no_grad, gm.enable_grad, gm.set_grad_enabled, gm.inference_mode):
+            return GradModeClassVariable(value, source)
+        if is_allowed(value) and not isinstance(value, types.MethodType):
+            return EmberFunctionVariable(value, source)
+        if isinstance(value, types.FunctionType):
+            if getattr(value, "_ember_disable", False):
+                return _Disabled(value, source)
+            return UserFunctionVariable(value, source)
+        if isinstance(value, types.MethodType):
+            from ..source import AttrSource
+            obj = self.wrap(value.__self__, AttrSource(source, "__self__") if source else None)
+            if isinstance(value.__func__, types.FunctionType):
+                return UserMethodVariable(value.__func__, obj)
+            unsupported(f"bound C method {value!r}")
+        if isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType)) or (
+                getattr(builtins, getattr(value, "__name__", ""), None) is value):
+            if getattr(value, "__self__", None) is not None and not isinstance(
+                    value.__self__, types.ModuleType):
+                unsupported(f"builtin method {value!r} of a {type(value.__self__).__name__}")
+            return BuiltinVariable(value, source)
+        if isinstance(value, type):
+            return UserDefinedClassVariable(value, source)
+        if is_pure_builtin(value):
+            return BuiltinVariable(value, source)
+        if source is not None:
+            self.og.guards.type(source, value)
+        return UserDefinedObjectVariable(value, source)
+
+
+class _Disabled(UserFunctionVariable):
+    def call_function(self, tx, args, kwargs):
+        unsupported(f"call to {self.fn.__qualname__}, marked ember.compiler.disable")
