@@ -93,6 +93,24 @@ def test_lookup_backend_unknown_name():
         assert name in msg.split("Valid backends:")[1]
 
 
+def _ep_backend(gm, example_inputs):
+    return gm.forward
+
+
+def test_entry_point_backends_load_on_lookup(scratch_names):
+    """A package's backend (entry point group "ember_dynamo_backends") is listed before it
+    is loaded, and loaded by its first lookup."""
+    from importlib.metadata import EntryPoint
+    ep = EntryPoint(name="ep_backend", value=f"{__name__}:_ep_backend",
+                    group=registry.ENTRY_POINT_GROUP)
+    registry._lazy_import()
+    registry._BACKENDS["ep_backend"] = ep
+    scratch_names.append("ep_backend")
+    assert "ep_backend" in list_backends() and "ep_backend" not in registry._COMPILER_FNS
+    assert lookup_backend("ep_backend") is _ep_backend
+    check_runs(lookup_backend("ep_backend")(make_gm(), []))
+
+
 def test_lookup_backend_passes_callables_through():
     def mine(gm, example_inputs):
         return gm.forward
