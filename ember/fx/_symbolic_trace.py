@@ -21,6 +21,7 @@ import sys
 import types
 
 from .._tensor import Tensor
+from ..ops._registry import OpDef
 from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
 from .graph import Graph
@@ -112,7 +113,18 @@ class _Patcher:
             self._undo.pop()()
 
 
-def _record_if_proxy(orig):
+def _record_if_proxy(orig, method=False):
+    """`orig` that records a call_function node when an argument holds a Proxy; with
+    method=True, orig is an unbound method and the node's target is its receiver."""
+    if method:
+        @functools.wraps(orig)
+        def bound(self, /, *args, **kwargs):
+            proxy = _find_proxy(args, kwargs)
+            if proxy is not None:
+                return proxy.tracer.create_proxy("call_function", self, args, kwargs)
+            return orig(self, *args, **kwargs)
+        return bound
+
     @functools.wraps(orig)
     def wrapped(*args, **kwargs):
         proxy = _find_proxy(args, kwargs)
@@ -356,6 +368,9 @@ class Tracer(TracerBase):
             for name in _TENSOR_DUNDERS:
                 patcher.setattr(Tensor, name, _yield_to_proxy(getattr(Tensor, name)))
             patcher.setattr(Tensor, "__getitem__", _tensor_getitem(Tensor.__getitem__))
+            # registry ops called directly (ember.ops.aten.add.Tensor(proxy, 1), as in the
+            # code of a captured GraphModule) record themselves
+            patcher.setattr(OpDef, "__call__", _record_if_proxy(OpDef.__call__, method=True))
             for g, name in _wrapped_fns_to_patch.values():
                 if name in g:
                     patcher.setitem(g, name, _record_if_proxy(g[name]))

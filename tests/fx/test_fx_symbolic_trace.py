@@ -271,3 +271,42 @@ def test_tensor_constants_become_attributes():
     assert gets == ["_tensor_constant0", "_tensor_constant0"]
     t = ember.ones(3)
     np.testing.assert_allclose(gm(t).numpy(), f(t).numpy())
+
+
+def test_retrace_graph_module_of_registry_ops():
+    """Code calling registry ops directly (what ember.compile captures) traces too."""
+    from ember.ops._registry import REGISTRY
+    g = fx.Graph()
+    x = g.placeholder("x")
+    a = g.call_function(REGISTRY["cos"], (x,))
+    b = g.call_function(REGISTRY["add"], (a, x, 1))
+    g.output((g.call_function(REGISTRY["relu"], (b,)),))
+    gm = fx.GraphModule({}, g)
+    re = fx.symbolic_trace(gm)
+    assert [n.target for n in re.graph.nodes if n.op == "call_function"] == \
+        [REGISTRY["cos"], REGISTRY["add"], REGISTRY["relu"]]
+    t = ember.randn(5)
+    np.testing.assert_allclose(re(t)[0].numpy(), gm(t)[0].numpy())
+    assert ember.ops.aten.cos.default(t).shape == (5,)     # patch undone
+
+
+def test_tutorial_print_graph_backend_with_compile(capsys):
+    """The PyTorch tutorial's custom backend, unmodified, under ember.compile."""
+    def my_compiler(gm: fx.GraphModule, example_inputs):
+        print("my_compiler() called with FX graph:")
+        gm.graph.print_tabular()
+        return gm.forward
+
+    @ember.compile(backend=my_compiler)
+    def fn(x, y):
+        a = ember.cos(x)
+        b = ember.sin(y)
+        return a + b
+    x, y = ember.randn(10), ember.randn(10)
+    np.testing.assert_allclose(fn(x, y).numpy(), (ember.cos(x) + ember.sin(y)).numpy(),
+                               rtol=1e-6)
+    out = capsys.readouterr().out
+    assert "my_compiler() called with FX graph:" in out
+    rows = [ln.split()[0] for ln in out.splitlines()[3:] if ln.strip()]
+    assert rows.count("placeholder") == 2 and rows.count("call_function") == 3
+    assert rows[-1] == "output"
