@@ -199,7 +199,68 @@ class GraphModule(Module):
         out.meta = copy.deepcopy(getattr(self, "meta", {}), memo)
         return out
 
+    def __reduce__(self):
+        """Pickle as (attributes, graph records): registry ops travel by name, other
+        targets by pickle's own reference to them; node meta is not pickled (torch.fx
+        also rebuilds the module from its code)."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_graph", "_code")}
+        return (_rebuild_graph_module, (state, _graph_records(self._graph),
+                                        self.__class__.__name__))
+
     def __str__(self):
         orig = super().__str__()
         return "\n".join([orig, self._code, "# To see more debug info, please use "
                           "`graph_module.print_readable()`"])
+
+
+class _NodeRef:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+
+class _OpRef:
+    """A registry op in a pickle: its registry name."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+
+def _graph_records(graph):
+    from ..ops._registry import OpDef
+    from .node import Node, map_aggregate
+
+    def enc(a):
+        if isinstance(a, Node):
+            return _NodeRef(a.name)
+        if isinstance(a, OpDef):
+            return _OpRef(str(a.name))
+        return a
+    return [(n.op, enc(n.target), map_aggregate(n.args, enc), map_aggregate(n.kwargs, enc),
+             n.name, n.type) for n in graph.nodes]
+
+
+def _rebuild_graph_module(state, records, class_name):
+    from ..ops._registry import REGISTRY
+    from .node import map_aggregate
+    g = Graph()
+    env = {}
+
+    def dec(a):
+        if isinstance(a, _NodeRef):
+            return env[a.name]
+        if isinstance(a, _OpRef):
+            return REGISTRY[a.name]
+        return a
+    for op, target, args, kwargs, name, type_expr in records:
+        env[name] = g.create_node(op, dec(target), map_aggregate(args, dec),
+                                  map_aggregate(kwargs, dec), name, type_expr)
+    root = Module()
+    root.__dict__.update(state)
+    gm = GraphModule(root, g, class_name)
+    for k, v in state.items():
+        if k not in gm.__dict__ or k in ("training", "meta"):
+            gm.__dict__[k] = v
+    return gm

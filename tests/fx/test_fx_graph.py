@@ -245,3 +245,21 @@ def test_deepcopy_graph_module():
     t = ember.randn(2, 3)
     np.testing.assert_allclose(gm2(t).detach().numpy(), gm(t).detach().numpy())
     assert gm2.code == gm.code
+
+
+def test_pickle_graph_module_with_registry_ops_and_submodules():
+    import pickle
+    root = ember.nn.Module()
+    root.lin = ember.nn.Linear(3, 3)
+    g = fx.Graph()
+    x = g.placeholder("x")
+    h = g.call_module("lin", (x,))
+    a = g.call_function(REGISTRY["add"], (h, x, 1))
+    g.output((g.call_function(operator.mul, (a, 2.0)), g.call_method("sum", (a,))))
+    gm = fx.GraphModule(root, g, "MyGraph")
+    gm2 = pickle.loads(pickle.dumps(gm))
+    assert type(gm2).__name__ == "MyGraph" and gm2.code == gm.code
+    assert [n.target for n in gm2.graph.nodes] == [n.target for n in gm.graph.nodes]
+    t = ember.randn(2, 3)
+    for a_, b_ in zip(gm2(t), gm(t)):
+        np.testing.assert_allclose(a_.detach().numpy(), b_.detach().numpy(), rtol=1e-6)
