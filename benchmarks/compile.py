@@ -17,7 +17,9 @@ torch's numbers are still measured.
 
     .venv/bin/python benchmarks/compile.py [row-name-substring ...]
 
-writes benchmarks/results/compile.json and compile.md (a full run only) and prints the table.
+writes benchmarks/results/compile.json and compile.md (a full run only) and prints the table;
+"others' CPU" is the share of the CPUs other processes used during a row (run.py's measure):
+rows taken while it is high are noise.
 """
 import json
 import os
@@ -32,7 +34,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ember  # noqa: E402
-from run import RESULTS, compare, machine  # noqa: E402
+from run import RESULTS, compare, machine, with_others_share  # noqa: E402
 
 torch.set_num_threads(1)   # both libraries on one BLAS thread: the box is shared
 ember.set_num_threads(1)
@@ -243,13 +245,17 @@ def _fmt(t):
     return f"{s:.2f} s"
 
 
+def _share(share):
+    return "?" if share is None else f"{share:.0%}"
+
+
 def markdown(meta, rows):
     lines = [f"ember.compile vs torch.compile(backend=\"eager\"), {meta['date']} — {meta['cpu']}, "
              f"ember at {meta['commit'] or 'unknown commit'}, torch {meta['torch']}",
              "",
              "| benchmark | ember | torch | ember/torch | compiled/eager ember · torch | target "
-             "| met |",
-             "|---|---|---|---|---|---|---|"]
+             "| met | others' CPU |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         t = r["times_s"]
         ember_cell = _fmt(t.get("ember")) if "ember" in t else (
@@ -259,7 +265,7 @@ def markdown(meta, rows):
         ce_cell = " · ".join(f"{ce[k]:.2f}×" if k in ce else "—" for k in LIBS) if ce else ""
         met = {True: "yes", False: "**no**", None: "—"}[r["met"]]
         lines.append(f"| {r['benchmark']} | {ember_cell} | {_fmt(t.get('torch'))} | {ratio} | "
-                     f"{ce_cell} | {r['target'] or ''} | {met} |")
+                     f"{ce_cell} | {r['target'] or ''} | {met} | {_share(r.get('others_cpu'))} |")
     notes = [f"- {r['benchmark']}: {r['note']}" for r in rows if r["note"]]
     return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
 
@@ -277,7 +283,9 @@ def main(filters):
         if filters and not any(f in key for f in filters):
             continue
         print(f"running {key} ...", file=sys.stderr, flush=True)
-        rows.append(bench())
+        row, others = with_others_share(bench)
+        row["others_cpu"] = others      # share of the CPUs other processes used meanwhile
+        rows.append(row)
         print(markdown(meta, rows[-1:]).splitlines()[4], file=sys.stderr, flush=True)
     table = markdown(meta, rows)
     if not filters:
