@@ -41,6 +41,7 @@ from .ops.misc import *  # noqa: F401,F403
 from ._native_norms import native_layer_norm, native_batch_norm, native_group_norm  # noqa: F401
 from ._lowrank import svd_lowrank, pca_lowrank  # noqa: F401
 from ._histogramdd import histogramdd  # noqa: F401
+from .ops.internal import *  # noqa: F401,F403
 from . import linalg, fft, special  # noqa: E402
 from . import random
 from .random import (manual_seed, seed, initial_seed, get_rng_state, set_rng_state,

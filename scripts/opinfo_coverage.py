@@ -102,6 +102,17 @@ def resolve(op):
     mod = getattr(fn, "__module__", "") or ""
     if isinstance(fn, types.FunctionType) and mod.startswith("torch.testing"):
         return _rebound(fn)
+    if isinstance(fn, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+        # torch.ops.aten.<name>.<overload>: ember.<name> where torch has the name at top
+        # level too (torch._safe_softmax), else ember.ops.aten's overload
+        ns, name, *overload = str(fn).split(".")
+        obj = getattr(ember, name, None) if hasattr(torch, name) else None
+        if obj is None:
+            obj = getattr(ember.ops.aten, name, None)
+            if obj is not None and overload:
+                obj = getattr(obj, overload[0], None)
+        if obj is not None:
+            return obj
     for name in (op.name, op.aten_name):
         if not name:
             continue
