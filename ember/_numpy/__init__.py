@@ -64,7 +64,7 @@ def _build():
         for n in names.split():
             impl = getattr(m, "round" if n == "around" else n)
             fn = getattr(np, n, None)
-            if fn is not None and not isinstance(fn, np.ufunc):
+            if fn is not None:
                 table.setdefault(fn, impl)
     from . import _linalg, _misc, _shape
     for n in _LINALG.split():

@@ -106,9 +106,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     div = num - 1 if endpoint else num
-    st, sp = _asarray(start), _asarray(stop)
-    dt = result_type(st, sp, float(num))
-    st, sp = cast(st, dt), cast(sp, dt)
+    dt = result_type(start, stop, float(num))
+    st, sp = _asarray(start, dt), _asarray(stop, dt)
     y = ember.arange(num, dtype=dt).reshape((-1,) + (1,) * max(st.ndim, sp.ndim))
     delta = sp - st
     if div > 0:

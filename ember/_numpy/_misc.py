@@ -141,7 +141,11 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     if order is not None:
         raise Unsupported("numpy.argsort(order=...) (structured arrays)")
-    x, ax = _sort_axis(asarray(a), axis)
+    x = asarray(a)
+    if x.ndim == 0 and axis is not None:
+        norm_axis(axis, 1)          # NumPy sorts a 0-d array as one element
+        return ember.zeros((1,), dtype=D.int64)
+    x, ax = _sort_axis(x, axis)
     if x.dtype.is_complex:
         raise Unsupported("numpy.argsort of complex arrays (lexicographic order)")
     return ember.argsort(x, dim=ax, stable=True)
@@ -266,12 +270,14 @@ def pad(array, pad_width, mode="constant", **kwargs):
 def round(a, decimals=0, out=None):
     check_out("round", out)
     x = asarray(a)
+    if x.dtype is D.bool:
+        return _U.rint(x)       # NumPy rounds bool through rint's float16 loop
     if x.dtype._kind >= 2:
         if x.dtype.is_complex:
             return ember.complex(ember.round(x.real, decimals=decimals),
                                  ember.round(x.imag, decimals=decimals))
         return ember.round(x, decimals=decimals)
-    if decimals >= 0 or x.dtype is D.bool:
+    if decimals >= 0:
         return ember.clone(x)
     m = 10 ** (-decimals)
     # NumPy rounds integers half to even at 10**-decimals.

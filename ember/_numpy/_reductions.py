@@ -10,6 +10,8 @@ moved to the end and merged.
 import builtins
 import math
 
+import numpy as np
+
 import ember
 from .. import _dtype as D
 from ._util import (NoValue, Unsupported, asarray, cast, check_out, float_dtype_for,
@@ -130,8 +132,8 @@ def _minmax(name, ember_fn, combine):
             raise Unsupported(f"numpy.{name}(initial=...) over an empty axis")
         r = _reduce(x, axis, keepdims, lambda t, dims: ember_fn(t, dim=dims))
         if initial is not NoValue:
-            r = cast(combine(r, ember.full((), initial, dtype=result_type(r, initial))),
-                     result_type(r, initial))
+            init = np.asarray(initial).astype(r.dtype.np).item()
+            r = combine(r, ember.full((), init, dtype=r.dtype))
         return r
     red.__name__ = name
     return red
@@ -145,7 +147,6 @@ amin = _minmax("amin", ember.amin, ember.minimum)
 
 def ptp(a, axis=None, out=None, keepdims=NoValue):
     from ._ufuncs import make_ufunc
-    import numpy as np
     hi = max(a, axis=axis, out=out, keepdims=keepdims)
     lo = min(a, axis=axis, keepdims=keepdims)
     return make_ufunc(np.subtract)(hi, lo)
@@ -155,6 +156,8 @@ def _argext(name, ember_fn):
     def red(a, axis=None, out=None, *, keepdims=NoValue):
         check_out(name, out)
         x = asarray(a)
+        if x.dtype is D.bool:
+            x = x.to(D.uint8)
         if axis is None:
             if x.numel() == 0:
                 raise ValueError(f"attempt to get {name} of an empty sequence")
@@ -382,11 +385,10 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     if method != "linear" or interpolation is not None or weights is not None:
         raise Unsupported("numpy.percentile: only method='linear' without weights is traced")
     x = asarray(a)
-    if isinstance(q, (int, float)) and not isinstance(q, bool):
-        q = q / 100
-    else:
-        qt = asarray(q)
-        q = qt / (ember.full((), 100, dtype=x.dtype) if x.dtype.is_floating_point else 100)
+    from ._ufuncs import make_ufunc
+    # NumPy: q = np.true_divide(q, a.dtype.type(100) if a is float else 100)
+    hundred = x.dtype.np.type(100) if x.dtype.is_floating_point else 100
+    q = make_ufunc(np.true_divide)(q if isinstance(q, (int, float)) else asarray(q), hundred)
     return _quantile(x, q, axis, keepdims, "percentile")
 
 

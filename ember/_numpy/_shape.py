@@ -22,7 +22,24 @@ def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
     if shape is None:
         raise TypeError("reshape() missing 1 required positional argument: 'shape'")
     x = asarray(a)
-    return x.reshape(shape_tuple(shape))
+    shape = shape_tuple(shape)
+    _check_reshape(x, shape)
+    return x.reshape(shape)
+
+
+def _check_reshape(x, shape):
+    """NumPy's ValueError for an impossible shape (ember raises RuntimeError)."""
+    n = x.numel()
+    known = 1
+    for s in shape:
+        if s != -1:
+            known = known * s
+    unknown = builtins.sum(1 for s in shape if s == -1)
+    if unknown > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if builtins.any(s < -1 for s in shape) or (
+            known != n if unknown == 0 else (known == 0 or n % known != 0)):
+        raise ValueError(f"cannot reshape array of size {n} into shape {tuple(shape)}")
 
 
 def transpose(a, axes=None):
@@ -288,12 +305,28 @@ def repeat(a, repeats, axis=None):
             r = r.reshape(())
         if r.ndim == 0:
             raise Unsupported("numpy.repeat with a 0-d/one-element array of repeats")
+        if isinstance(repeats, (list, tuple)):
+            # Constant repeats: the source index of every output element is known here,
+            # so the output size is static (fake tensors can carry it).
+            if len(repeats) != x.shape[ax]:
+                raise ValueError(f"operands could not be broadcast together with shape "
+                                 f"({x.shape[ax]},) ({len(repeats)},)")
+            src = [i for i, k in enumerate(repeats) for _ in range(int(k))]
+            return ember.index_select(x, ax, ember.tensor(src, dtype=ember.int64))
         return ember.repeat_interleave(x, r, dim=ax)
     return ember.repeat_interleave(x, int(repeats), dim=ax)
 
 
 def broadcast_to(array, shape, subok=False):
-    return ember.broadcast_to(asarray(array), shape_tuple(shape))
+    x = asarray(array)
+    shape = shape_tuple(shape)
+    src = tuple(x.shape)
+    ok = len(src) <= len(shape) and builtins.all(
+        s == t or s == 1 for s, t in zip(src[::-1], shape[::-1]))
+    if not ok:
+        raise ValueError(f"operands could not be broadcast together with remapped shapes "
+                         f"[original->remapped]: {src} and requested shape {shape}")
+    return ember.broadcast_to(x, shape)
 
 
 def broadcast_arrays(*args, subok=False):
@@ -317,7 +350,10 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         x, ax = x.reshape(-1), 0
     else:
         ax = norm_axis(axis, x.ndim)
-    picked = ember.index_select(x, ax, idx.reshape(-1))
+    n = x.shape[ax]
+    flat = idx.reshape(-1)
+    flat = ember.where(flat < 0, flat + n, flat)
+    picked = ember.index_select(x, ax, flat)
     shape = tuple(x.shape[:ax]) + tuple(idx.shape) + tuple(x.shape[ax + 1:])
     return picked.reshape(shape)
 

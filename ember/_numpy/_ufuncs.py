@@ -22,11 +22,8 @@ def _int_safe(fn, zero_result=0):
     def op(a, b):
         if _dtype_of(a, b)._kind > 1:
             return fn(a, b)
-        if isinstance(b, Tensor):
-            zero = b == 0
-            return ember.where(zero, zero_result, fn(a, ember.where(zero, 1, b)))
-        if b == 0:
-            return ember.zeros_like(a) if isinstance(a, Tensor) else ember.tensor(0)
+        zero = b == 0
+        return ember.where(zero, zero_result, fn(a, ember.where(zero, 1, b)))
         return fn(a, b)
     return op
 
@@ -36,6 +33,14 @@ def _dtype_of(*xs):
         if isinstance(x, Tensor):
             return x.dtype
     return D.int64
+
+
+def _heaviside(x, h):
+    return ember.where(ember.isnan(x), x, ember.heaviside(x, h))
+
+
+def _abs(x):
+    return ember.clone(x) if x.dtype is D.bool else ember.abs(x)
 
 
 def _sign(x):
@@ -55,6 +60,21 @@ def _modf(x):
     return ember.copysign(frac, x), whole
 
 
+def _frexp(x):
+    """x = m * 2**e with 0.5 <= |m| < 1 (m = x, e = 0 for 0, inf, nan), in ember ops."""
+    finite = ember.isfinite(x) & (x != 0)
+    ax = ember.where(finite, ember.abs(x), ember.ones_like(x))
+    comp = x.dtype if x.dtype.itemsize >= 4 else D.float32
+    e = ember.floor(ember.log2(ax.to(comp))) + 1
+    m = ax.to(comp) * ember.exp2(-e)
+    # log2 can round across a power of two: bring m back into [0.5, 1).
+    hi, lo = m >= 1, m < 0.5
+    m = ember.where(hi, m * 0.5, ember.where(lo, m * 2, m))
+    e = e + hi.to(comp) - lo.to(comp)
+    m = ember.copysign(m, x.to(comp)).to(x.dtype)
+    return ember.where(finite, m, x), ember.where(finite, e, 0).to(D.int32)
+
+
 def _cbrt(x):
     r = ember.pow(ember.abs(x), 1.0 / 3.0)
     return ember.copysign(r, x)
@@ -68,23 +88,11 @@ def _shift(fn):
     def op(a, b):
         # NumPy: shifting by >= the bit width gives 0 (or -1 for a negative >> shift).
         bits = _dtype_of(a, b).itemsize * 8
-        if isinstance(b, Tensor):
-            big = b >= bits
-            r = fn(a, ember.where(big, 0, b))
-            fill = 0 if fn is ember.bitwise_left_shift else ember.where(a < 0, -1, 0)
-            return ember.where(big, fill, r)
-        if b >= bits:
-            if fn is ember.bitwise_left_shift:
-                return ember.zeros_like(a)
-            return ember.where(a < 0, -1, 0).to(a.dtype)
-        return fn(a, b)
+        big = b >= bits
+        r = fn(a, ember.where(big, 0, b))
+        fill = 0 if fn is ember.bitwise_left_shift else ember.where(a < 0, -1, 0)
+        return ember.where(big, fill, r)
     return op
-
-
-def _spacing(x):
-    inf = ember.full_like(x, float("inf"))
-    toward = ember.where(ember.signbit(x), -inf, inf)
-    return ember.nextafter(x, toward) - x
 
 
 def _reciprocal(x):
@@ -101,7 +109,7 @@ UFUNC_IMPLS = {
     "floor_divide": _int_safe(ember.floor_divide), "remainder": _int_safe(ember.remainder),
     "mod": _int_safe(ember.remainder), "fmod": _int_safe(ember.fmod),
     "power": ember.pow, "float_power": ember.float_power,
-    "negative": ember.neg, "positive": ember.positive, "absolute": ember.abs,
+    "negative": ember.neg, "positive": ember.positive, "absolute": _abs,
     "fabs": ember.abs, "sign": _sign, "reciprocal": _reciprocal, "square": ember.square,
     "sqrt": ember.sqrt, "cbrt": _cbrt, "exp": ember.exp, "exp2": ember.exp2,
     "expm1": ember.expm1, "log": ember.log, "log2": ember.log2, "log10": ember.log10,
@@ -123,10 +131,10 @@ UFUNC_IMPLS = {
     "right_shift": _shift(ember.bitwise_right_shift), "isnan": ember.isnan,
     "isinf": ember.isinf, "isfinite": ember.isfinite, "signbit": ember.signbit,
     "copysign": ember.copysign, "hypot": ember.hypot, "logaddexp": ember.logaddexp,
-    "logaddexp2": ember.logaddexp2, "heaviside": ember.heaviside,
+    "logaddexp2": ember.logaddexp2, "heaviside": _heaviside,
     "conjugate": ember.conj_physical, "nextafter": ember.nextafter, "gcd": ember.gcd,
-    "lcm": ember.lcm, "ldexp": ember.ldexp, "frexp": ember.frexp, "modf": _modf,
-    "divmod": _divmod, "spacing": _spacing,
+    "lcm": ember.lcm, "ldexp": ember.ldexp, "frexp": _frexp, "modf": _modf,
+    "divmod": _divmod,
 }
 
 
@@ -161,6 +169,8 @@ def make_ufunc(uf):
             raise Unsupported(f"numpy.{name}(signature=...) is not supported when tracing")
         ops = operands(args, name)
         keys = tuple(dtype_key(x) for x in ops)
+        if all(isinstance(k, type) for k in keys):      # only Python scalars: as arrays
+            keys = tuple(np.asarray(x).dtype for x in ops)
         kw = {"casting": casting}
         if dtype is not None:
             kw["signature"] = (None,) * nin + (np.dtype(dtype),) * nout
@@ -172,15 +182,14 @@ def make_ufunc(uf):
             common = np.result_type(*ins)
             ins = [common] * nin
         cast_ops = []
-        any_tensor = any(isinstance(x, Tensor) for x in ops)
         for x, d in zip(ops, ins):
             ed = to_ember_dtype(d, name)
             if isinstance(x, Tensor):
                 x = x if x.dtype is ed else x.to(ed)
-            elif isinstance(x, np.generic) or not any_tensor:
+            else:
+                # A scalar becomes a 0-d tensor of the loop dtype: ember's binary ops
+                # then compute exactly in that dtype (and not all take Python scalars).
                 x = ember.full((), x.item() if isinstance(x, np.generic) else x, dtype=ed)
-            elif ed.is_floating_point and isinstance(x, int):
-                x = float(x)
             cast_ops.append(x)
         res = impl(*cast_ops)
         if nout == 1:
