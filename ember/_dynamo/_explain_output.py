@@ -59,7 +59,9 @@ class ExplainOutput:
             output += "Out Guards:\n"
             for i, guard in enumerate(self.out_guards):
                 output += f"  Guard {i + 1}:\n"
-                text = str(guard)
+                # a graph's whole guard set (a list of texts): one guard per line
+                text = ("\n    ".join(map(str, guard)) if isinstance(guard, (list, tuple))
+                        else str(guard))
                 output += f"    {text}" + ("" if text.endswith("\n") else "\n")
         if self.compile_times is not None:
             output += f"Compile Times: {self.compile_times}\n"

@@ -384,6 +384,13 @@ def _make_module_path_relative(abs_path, sys_path):
             return str(resolved.relative_to(path))
         except ValueError:
             continue
+    # a package imported through an editable install's finder (its root is not on
+    # sys.path): relative to the directory above the outermost package
+    root = resolved.parent
+    if (root / "__init__.py").exists():
+        while (root.parent / "__init__.py").exists():
+            root = root.parent
+        return str(resolved.relative_to(root.parent))
     return str(resolved)
 
 

@@ -207,6 +207,12 @@ def test_explain_output_str_matches_torch():
     assert "<FrameSummary file /home/u/model.py, line 12 in forward>" in text
 
 
+def test_explain_output_lists_a_graphs_guard_set_line_by_line():
+    out = ExplainOutput([], 1, 0, [], 0, out_guards=[["TENSOR_MATCH: L['x']", "GRAD_MODE"]])
+    assert str(out).endswith("Out Guards:\n  Guard 1:\n    TENSOR_MATCH: L['x']\n"
+                             "    GRAD_MODE\n")
+
+
 def test_break_reason_fields():
     r = GraphCompileReason("why", _frames())
     assert r.graph_break is True and r.user_stack[0].lineno == 12

@@ -208,6 +208,16 @@ def test_output_format_glog_style_every_line_prefixed():
     assert re.search(r"^E\d{4} .* \S+:\d+\] dynamo-error$", err, re.M)
 
 
+def test_file_paths_relative_to_package_root():
+    """Files show as ember/_dynamo/x.py even when ember's root is not on sys.path (an
+    editable install's import hook), as PyTorch's show torch/_dynamo/x.py."""
+    import ember._dynamo.config as cfg
+    from ember._logging._internal import _make_module_path_relative
+    assert _make_module_path_relative(cfg.__file__, ()) == os.path.join(
+        "ember", "_dynamo", "config.py")
+    assert _make_module_path_relative(__file__, ()) == os.path.realpath(__file__)
+
+
 def test_format_and_out_env(tmp_path):
     out = tmp_path / "logs.txt"
     _, err = run(EMIT, {"EMBER_LOGS": "guards", "EMBER_LOGS_FORMAT": "short",
