@@ -295,7 +295,7 @@ def _apply_basic(self, key):
             n = res._data.shape[d]
             if i < -n or i >= n:
                 raise IndexError(f"index {i} is out of bounds for dimension {real} with size {n}")
-            res = dispatch(S.SELECT, (res, d, i + n if i < 0 else i))
+            res = dispatch(S.SELECT, (res, d, i))   # negative i: select wraps it (symbolic sizes)
             real += 1
         elif isinstance(x, slice):
             n = res._data.shape[d] if res._sym_shape is None else res._sym_shape[d]
@@ -350,7 +350,7 @@ def __getitem__(self, key):
         n = self._data.shape[0]
         if key < -n or key >= n:
             raise IndexError(f"index {key} is out of bounds for dimension 0 with size {n}")
-        return dispatch(S.SELECT, (self, 0, key + n if key < 0 else key))
+        return dispatch(S.SELECT, (self, 0, key))
     res, ts, dims = _apply_basic(self, key)
     if ts:
         return dispatch(INDEX, (res, ts, dims))
