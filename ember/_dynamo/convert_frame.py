@@ -149,7 +149,7 @@ class _Rebuild:
         if isinstance(v, UserMethodVariable):
             return f"METHOD({self.const(v.fn)}, {self.expr(v.obj)})"
         if isinstance(v, NestedUserFunctionVariable):
-            cells = ", ".join(f"CELL({self.expr(c.value)})" for c in v.cells)
+            cells = "".join(f"CELL({self.expr(c.value)}), " for c in v.cells)
             return (f"MKFN({self.const(v.code)}, {self.const(v.fglobals)}, "
                     f"{self.const(v.defaults)}, {self.const(v.kwdefaults)}, ({cells}))")
         if isinstance(v, GradModeVariable):

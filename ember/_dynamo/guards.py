@@ -64,6 +64,9 @@ class GuardSet:
     def keys(self, source, obj):
         self.add(source, "keys", (type(obj), list(obj.keys())))
 
+    def absent(self, source, name):
+        self.add(source, "absent:" + name, name)
+
     def alias(self, source, other):
         self.add(source, "is", other.expr())
 
@@ -117,7 +120,12 @@ class GuardSet:
                 text.append(f"LENGTH_MATCH: len({expr}) == {p[1]}")
             elif kind == "keys":
                 conds = [f"type({x}) is {c(p[0])}", f"list({x}) == {c(p[1])}"]
+                if p[0] is not dict:
+                    conds = [f"list({x}) == {c(p[1])}"]
                 text.append(f"DICT_KEYS: {expr} keys == {p[1]!r}")
+            elif kind.startswith("absent:"):
+                conds = [f"not hasattr({x}, {p!r})"]
+                text.append(f"HASATTR: not hasattr({expr}, {p!r})")
             elif kind == "is":
                 conds = [f"{x} is {v(p)}"]
                 text.append(f"ALIAS: {expr} is {p}")

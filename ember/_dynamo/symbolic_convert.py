@@ -833,7 +833,7 @@ class InstructionTranslatorBase:
         self.push(self.load_attr(self.stack[-1], ins.argval))
 
     def RETURN_GENERATOR(self, ins):
-        pass
+        self.push(ConstantVariable(None))      # popped by the POP_TOP that follows
 
     def GET_LEN(self, ins):
         self.push(BuiltinVariable(len).call_function(self, [self.stack[-1]], {}))
@@ -900,16 +900,22 @@ def _set_grad(mode):
     STATE.grad_enabled = mode
 
 
+def _code_signature(code, defaults, kwdefaults):
+    cells = tuple(types.CellType() for _ in code.co_freevars) or None
+    fn = types.FunctionType(code, {}, code.co_name, defaults, cells)
+    fn.__kwdefaults__ = kwdefaults
+    return inspect.signature(fn)
+
+
 class InliningTranslator(InstructionTranslatorBase):
     def bind_args(self, args, kwargs, defaults, kwdefaults):
         code = self.code
-        fn = types.FunctionType(code, {}, code.co_name, defaults, None)
-        fn.__kwdefaults__ = kwdefaults
+        sig = _code_signature(code, defaults, kwdefaults)
         try:
-            ba = inspect.signature(fn).bind(*args, **kwargs)
+            ba = sig.bind(*args, **kwargs)
         except TypeError as e:
             unsupported(f"calling {code.co_name}: {e}")
-        for name, param in inspect.signature(fn).parameters.items():
+        for name, param in sig.parameters.items():
             if name in ba.arguments:
                 v = ba.arguments[name]
                 if param.kind is param.VAR_POSITIONAL:

@@ -78,6 +78,8 @@ class UserDefinedObjectVariable(_ObjectVariable):
             pass
         if hasattr(obj, name):           # slots and C-level attributes
             return tx.builder.wrap(getattr(obj, name), self._attr_source(name))
+        if self.source is not None:
+            tx.og.guards.absent(self.source, name)
         raise AttributeError(f"'{cls.__name__}' object has no attribute '{name}'")
 
 
@@ -99,6 +101,8 @@ class NNModuleVariable(_ObjectVariable):
             return self._class_member(tx, name)
         except AttributeError:
             pass
+        if self.source is not None:
+            tx.og.guards.absent(self.source, name)
         raise AttributeError(f"'{type(m).__name__}' object has no attribute '{name}'")
 
     def call_function(self, tx, args, kwargs):
@@ -115,6 +119,8 @@ class NNModuleVariable(_ObjectVariable):
 
     def _children(self, tx):
         src = self.source
+        if src is not None:
+            tx.og.guards.keys(AttrSource(src, "_modules"), self.value._modules)
         return [(k, tx.builder.wrap(v, DictAttrSource(src, "_modules", k) if src else None))
                 for k, v in self.value._modules.items() if v is not None]
 
