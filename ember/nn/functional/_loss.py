@@ -23,7 +23,7 @@ __all__ = ["l1_loss", "mse_loss", "cross_entropy", "nll_loss", "binary_cross_ent
            "soft_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
            "multilabel_margin_loss", "cosine_embedding_loss", "margin_ranking_loss",
            "hinge_embedding_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
-           "poisson_nll_loss", "gaussian_nll_loss", "ctc_loss"]
+           "poisson_nll_loss", "gaussian_nll_loss", "ctc_loss", "linear_cross_entropy"]
 
 # ------------------------------------------------------------------ reduction
 
@@ -216,6 +216,22 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return _OP["cross_entropy_loss"](input, target, weight,
                                      _enum(size_average, reduce, reduction), ignore_index,
                                      float(label_smoothing))
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+                         reduction="mean", ignore_index=None, label_smoothing=0.0,
+                         options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target, ...), PyTorch's
+    reference definition. linear_weight may be (C, d_1, ..., d_K, in_features) for a
+    K-dimensional loss. `options` select PyTorch's memory-saving chunked schedule; ember
+    computes the same value in one piece, so they change nothing here."""
+    from ...ops.matmul import tensordot
+    logits = tensordot(input, linear_weight, dims=([-1], [-1]))    # (N, C, d_1, ..., d_K)
+    if linear_bias is not None:
+        logits = logits + linear_bias
+    return cross_entropy(logits, target, weight=weight,
+                         ignore_index=-100 if ignore_index is None else ignore_index,
+                         reduction=reduction, label_smoothing=label_smoothing)
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
