@@ -141,8 +141,9 @@ def test_eager_backend_runs_graph_forward():
 def test_pending_backends_run_graph_and_warn_once(name, what):
     _pending._warned.discard(name)
     gm = make_gm()
-    with pytest.warns(UserWarning, match=f"backend='{name}': {what} is issue 10"):
+    with pytest.warns(UserWarning, match=f"backend='{name}': {what} is issue 10") as w:
         fn = lookup_backend(name)(gm, [ember.ones(2)])
+    assert w[0].filename == __file__          # the first frame outside ember: the caller
     check_runs(fn)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

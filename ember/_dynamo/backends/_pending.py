@@ -5,9 +5,13 @@ programs name "aot_eager"; both must be valid names today. Until AOT autograd an
 code generator exist (issue 10) they run the captured graph on the eager kernels, which is
 correct but not faster, and say so once per process with a warning.
 """
+import os
+import sys
 import warnings
 
 from .registry import register_backend, register_debug_backend
+
+_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 _warned = set()
 
@@ -18,7 +22,16 @@ def _warn_once(name, what):
         warnings.warn(
             f"ember.compile backend={name!r}: {what} is issue 10 and not built yet; the "
             "captured graph runs on the eager kernels (correct results, no speed-up)",
-            UserWarning, stacklevel=3)
+            UserWarning, stacklevel=_user_stacklevel())
+
+
+def _user_stacklevel():
+    """The stacklevel of the first caller outside ember, so the warning names the user's
+    line (the compiled call), not the capture's internals."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_EMBER_DIR + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level if frame is not None else 2
 
 
 @register_debug_backend
