@@ -64,9 +64,10 @@ def test_tensor_condition_while_loop(lib):
     cf = lib.compile(f, backend=cnt)
     check_calls(lib, f, cf, [(lib.full((4,), 3.0),), (lib.full((4,), 0.1),),
                              (lib.full((4,), 40.0),)])
-    # every loop test reads a tensor into Python: a break per iteration; the number of
-    # resumed frames is PyTorch's split, so only bound it
-    assert 1 <= cnt.frame_count <= 6
+    # every loop test reads a tensor into Python: a break per iteration. PyTorch: 3 graphs
+    # in all, as the resumed loop frames are reused whatever the trip count; how a capture
+    # splits is its own, but it must not compile per iteration or per trip count
+    assert 1 <= cnt.frame_count <= 3
 
 
 def test_tolist_breaks(lib):
