@@ -13,6 +13,7 @@ operators yield to a Proxy operand so `tensor + proxy` is recorded. Every patch 
 undone when the trace ends, also on error.
 """
 import builtins
+import contextlib
 import functools
 import inspect
 import math
@@ -29,7 +30,7 @@ from .graph_module import GraphModule
 from .node import has_side_effect
 from .proxy import Proxy, TracerBase, _find_proxy
 
-__all__ = ["Tracer", "symbolic_trace", "wrap", "PH"]
+__all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "proxy_calls"]
 
 _PUBLIC_MODULES = ("ember", "ember.nn.functional", "ember.special", "ember.linalg",
                    "ember.fft")
@@ -125,14 +126,33 @@ def _record_if_proxy(orig, method=False):
             return orig(self, *args, **kwargs)
         return bound
 
-    @functools.wraps(orig)
-    def wrapped(*args, **kwargs):
+    return _ProxyCall(orig)
+
+
+class _ProxyCall:
+    """A function's stand-in while Proxies are about: records a call_function node on
+    the original when an argument holds a Proxy, else calls it. Compares and hashes as
+    the original, so `target == ember.relu` in a Transformer handler still holds."""
+
+    def __init__(self, orig):
+        functools.update_wrapper(self, orig)
+        self.__fx_original__ = orig
+
+    def __call__(self, *args, **kwargs):
         proxy = _find_proxy(args, kwargs)
         if proxy is not None:
-            return proxy.tracer.create_proxy("call_function", orig, args, kwargs)
-        return orig(*args, **kwargs)
-    wrapped.__fx_original__ = orig
-    return wrapped
+            return proxy.tracer.create_proxy("call_function", self.__fx_original__, args,
+                                             kwargs)
+        return self.__fx_original__(*args, **kwargs)
+
+    def __eq__(self, other):
+        return getattr(other, "__fx_original__", other) is self.__fx_original__
+
+    def __hash__(self):
+        return hash(self.__fx_original__)
+
+    def __repr__(self):
+        return repr(self.__fx_original__)
 
 
 def _yield_to_proxy(orig):
@@ -153,6 +173,48 @@ def _tensor_getitem(orig):
                                              {})
         return orig(self, idx)
     return getitem
+
+
+_WRAPPERS = {}     # id(original) -> (original, wrapper): built once, reused by every trace
+
+
+def _wrapper(f, make, *a):
+    f = getattr(f, "__fx_original__", f)
+    hit = _WRAPPERS.get(id(f))
+    if hit is None or hit[0] is not f:
+        w = make(f, *a)
+        w.__fx_original__ = f
+        hit = _WRAPPERS[id(f)] = (f, w)
+    return hit[1]
+
+
+def _install_proxy_calls(patcher):
+    """Patch (through `patcher`, which undoes it) ember's public functions, registry ops
+    and Tensor's operators so that calls given a Proxy record nodes; returns
+    {id(original function): wrapper} for patching the traced code's globals."""
+    public = {}
+    for mod, name, f in _public_functions():
+        w = _wrapper(f, _record_if_proxy)
+        public[id(w.__fx_original__)] = w
+        patcher.setattr(mod, name, w)
+    for name in _TENSOR_DUNDERS:
+        patcher.setattr(Tensor, name, _wrapper(getattr(Tensor, name), _yield_to_proxy))
+    patcher.setattr(Tensor, "__getitem__", _wrapper(Tensor.__getitem__, _tensor_getitem))
+    # registry ops called directly (ember.ops.aten.add.Tensor(proxy, 1), as in the code
+    # of a captured GraphModule) record themselves
+    patcher.setattr(OpDef, "__call__", _wrapper(OpDef.__call__, _record_if_proxy, True))
+    return public
+
+
+@contextlib.contextmanager
+def proxy_calls():
+    """ember-specific: inside, ember functions, registry ops and Tensor operators accept
+    Proxies (recording nodes), as torch functions always do through __torch_function__.
+    Tracer.trace and Transformer.transform enter it themselves; enter it when building
+    graphs with `Proxy(node)` by hand."""
+    with _Patcher() as patcher:
+        _install_proxy_calls(patcher)
+        yield
 
 
 def _public_functions():
@@ -324,7 +386,7 @@ class Tracer(TracerBase):
             if name.startswith("_"):
                 continue
             if id(v) in self._autowrap_function_ids:
-                self._patcher.setitem(g, name, _record_if_proxy(v))
+                self._patcher.setitem(g, name, _wrapper(v, _record_if_proxy))
             elif id(v) in self._public_ids and g.get(name) is v:
                 self._patcher.setitem(g, name, self._public_ids[id(v)])
 
@@ -359,23 +421,12 @@ class Tracer(TracerBase):
             self._patcher = patcher
             patcher.setattr(Module, "__getattr__", module_getattr_wrapper)
             patcher.setattr(Module, "__call__", module_call_wrapper)
-            self._public_ids = {}
-            for mod, name, f in _public_functions():
-                w = self._public_ids.get(id(f))
-                if w is None:
-                    w = self._public_ids[id(f)] = _record_if_proxy(f)
-                patcher.setattr(mod, name, w)
-            for name in _TENSOR_DUNDERS:
-                patcher.setattr(Tensor, name, _yield_to_proxy(getattr(Tensor, name)))
-            patcher.setattr(Tensor, "__getitem__", _tensor_getitem(Tensor.__getitem__))
-            # registry ops called directly (ember.ops.aten.add.Tensor(proxy, 1), as in the
-            # code of a captured GraphModule) record themselves
-            patcher.setattr(OpDef, "__call__", _record_if_proxy(OpDef.__call__, method=True))
+            self._public_ids = _install_proxy_calls(patcher)
             for g, name in _wrapped_fns_to_patch.values():
                 if name in g:
-                    patcher.setitem(g, name, _record_if_proxy(g[name]))
+                    patcher.setitem(g, name, _wrapper(g[name], _record_if_proxy))
                 elif name in builtins.__dict__:
-                    patcher.setitem(g, name, _record_if_proxy(builtins.__dict__[name]))
+                    patcher.setitem(g, name, _wrapper(builtins.__dict__[name], _record_if_proxy))
             self._autowrap_globals(getattr(fn, "__globals__", {}))
             for m in self._autowrap_search:     # math.sqrt(proxy) through the module
                 self._autowrap_globals(m.__dict__)

@@ -13,7 +13,7 @@ from .graph import Graph
 from .graph_module import GraphModule
 from .node import map_aggregate, map_arg
 from .proxy import Proxy
-from ._symbolic_trace import Tracer
+from ._symbolic_trace import Tracer, proxy_calls
 
 __all__ = ["Interpreter", "Transformer"]
 
@@ -183,7 +183,8 @@ class Transformer(Interpreter):
 
     def transform(self):
         """Run the transformation; returns a GraphModule over the new graph."""
-        result = super().run(enable_io_processing=False)
+        with proxy_calls():      # handlers may call ember functions on Proxies
+            result = super().run(enable_io_processing=False)
         if result is not None:
             out = self.new_graph.output(
                 map_aggregate(result, lambda a: a.node if isinstance(a, Proxy) else a))

@@ -32,6 +32,8 @@ class TracerBase:
     trace_asserts = False
 
     def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+        # a function patched for tracing stands for the original (see _symbolic_trace)
+        target = getattr(target, "__fx_original__", target)
         return self.graph.create_node(kind, target, args, kwargs, name, type_expr)
 
     def proxy(self, node):

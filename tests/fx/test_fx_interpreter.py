@@ -169,3 +169,57 @@ def test_shape_prop_fake_mode_keeps_module_real():
     assert shapes["conv"] == (8, 4, 16, 16) and shapes["sigmoid"] == (8, 3)
     assert m.conv.weight is w and gm.conv.weight is w
     assert gm(ember.randn(1, 3, 4, 4))[0].shape == (1, 3)
+
+
+def test_transformer_handlers_call_ember_functions_on_proxies_like_torch_docs():
+    """torch.fx docs' NegSigmSwapXformer: handlers call library functions on Proxies."""
+    def make(lib, fx_mod):
+        class NegSigmSwapXformer(fx_mod.Transformer):
+            def call_function(self, target, args, kwargs):
+                if target == lib.neg:
+                    return lib.sigmoid(*args, **kwargs)
+                return super().call_function(target, args, kwargs)
+
+            def call_method(self, target, args, kwargs):
+                if target == "sigmoid":
+                    return lib.neg(*args, **kwargs)
+                return super().call_method(target, args, kwargs)
+        return NegSigmSwapXformer
+
+    def fn(lib):
+        def f(x):
+            return lib.sigmoid(lib.neg(x)).sigmoid()
+        return f
+    egm = make(ember, fx)(fx.symbolic_trace(fn(ember))).transform()
+    tgm = make(torch, tfx)(tfx.symbolic_trace(fn(torch))).transform()
+    assert [(n.op, n.name) for n in egm.graph.nodes] == [(n.op, n.name) for n in tgm.graph.nodes]
+    assert [n.target for n in egm.graph.nodes if n.op == "call_function"][0] is ember.sigmoid
+    x = np.random.randn(4).astype("f4")
+    np.testing.assert_allclose(egm(ember.tensor(x)).numpy(), tgm(torch.tensor(x)).numpy(),
+                               rtol=1e-6)
+    assert ember.sigmoid.__class__.__name__ == "function"      # patch undone
+
+
+def test_proxy_by_hand_decomposition():
+    """torch.fx docs' decomposition-by-Proxy pattern; ember functions need
+    fx.proxy_calls() around it (torch routes them through __torch_function__)."""
+    def relu_decomposition(x):
+        return (x > 0) * x
+
+    gm = fx.symbolic_trace(lambda x: ember.relu(x) + 1)
+    graph = fx.Graph()
+    env = {}
+    tracer = fx.proxy.GraphAppendingTracer(graph)
+    with fx.proxy_calls():
+        for node in gm.graph.nodes:
+            if node.op == "call_function" and node.target == ember.relu:
+                proxy_args = [fx.Proxy(env[a.name], tracer) if isinstance(a, fx.Node) else a
+                              for a in node.args]
+                out = relu_decomposition(*proxy_args)
+                env[node.name] = ember.abs(out).node
+            else:
+                env[node.name] = graph.node_copy(node, lambda a: env[a.name])
+    new = fx.GraphModule(gm, graph)
+    assert "relu" not in new.code and "ember.abs" in new.code
+    t = ember.tensor([-1.0, 2.0])
+    np.testing.assert_allclose(new(t).numpy(), [1.0, 3.0])
