@@ -42,6 +42,7 @@ from ._native_norms import native_layer_norm, native_batch_norm, native_group_no
 from ._lowrank import svd_lowrank, pca_lowrank  # noqa: F401
 from ._histogramdd import histogramdd  # noqa: F401
 from .ops.internal import *  # noqa: F401,F403
+from .linalg._lapack_raw import geqrf, ormqr  # noqa: F401,E402
 from . import linalg, fft, special  # noqa: E402
 from . import random
 from .random import (manual_seed, seed, initial_seed, get_rng_state, set_rng_state,

@@ -48,6 +48,7 @@ from ._solve import (
                       solve_ex,
                       solve_triangular,
 )
+from ._lapack_raw import ldl_factor, ldl_factor_ex, ldl_solve
 
 __all__ = [
                       "LinAlgError",
@@ -62,6 +63,9 @@ __all__ = [
                       "eigvals",
                       "eigvalsh",
                       "householder_product",
+                      "ldl_factor",
+                      "ldl_factor_ex",
+                      "ldl_solve",
                       "inv",
                       "inv_ex",
                       "lstsq",
