@@ -45,7 +45,12 @@ def _format_target(base, target):
 def _dtype_paths():
     import ember
     from .._dtype import dtype
-    return {id(v): f"ember.{k}" for k, v in vars(ember).items() if isinstance(v, dtype)}
+    out = {}
+    for k, v in vars(ember).items():
+        if isinstance(v, dtype):
+            canon = str(v).rsplit(".", 1)[-1]      # float64, not its alias double
+            out[id(v)] = f"ember.{canon if getattr(ember, canon, None) is v else k}"
+    return out
 
 
 def type_annotation(node):
@@ -147,6 +152,14 @@ def _repr_arg(a, g):
         return "[" + ", ".join(_repr_arg(x, g) for x in a) + "]"
     if t is dict and all(type(k) in _LITERALS for k in a):
         return "{" + ", ".join(f"{k!r}: {_repr_arg(v, g)}" for k, v in a.items()) + "}"
+    if isinstance(a, tuple) and hasattr(a, "_fields"):      # namedtuple: rebuild it
+        return f"{g.add(t)}({', '.join(_repr_arg(x, g) for x in a)})"
+    if t is range:
+        return repr(a)
+    if t.__name__ == "device" and t.__module__.startswith("ember"):
+        g.globals.setdefault("device", t)
+        if g.globals["device"] is t:
+            return repr(a)
     if t is slice:
         return f"slice({_repr_arg(a.start, g)}, {_repr_arg(a.stop, g)}, {_repr_arg(a.step, g)})"
     if t in _LITERALS:
@@ -158,7 +171,14 @@ def _repr_arg(a, g):
 
 def _call_args(args, kwargs, g):
     parts = [_repr_arg(a, g) for a in args]
-    parts += [f"{k} = {_repr_arg(v, g)}" for k, v in kwargs.items()]
+    odd = {}
+    for k, v in kwargs.items():
+        if _is_identifier(k):
+            parts.append(f"{k} = {_repr_arg(v, g)}")
+        else:
+            odd[k] = v
+    if odd:                     # keys that are no identifiers (`from`) go through **{}
+        parts.append("**" + _repr_arg(odd, g))
     return ", ".join(parts)
 
 
@@ -197,7 +217,7 @@ def python_code(graph, root_module="self", verbose=False):
             tgt = n.target
             star = "**" if tgt.startswith("**") else ("*" if tgt.startswith("*") else "")
             raw = tgt[len(star):]
-            pname = raw if _is_identifier(raw) else n.name
+            pname = raw if _is_identifier(raw) and raw != root_module else n.name
             default = f" = {_repr_arg(n.args[0], g)}" if n.args else ""
             params.append(f"{star}{pname}{ann if not star else ''}{default}")
             if pname != n.name:

@@ -263,3 +263,23 @@ def test_pickle_graph_module_with_registry_ops_and_submodules():
     t = ember.randn(2, 3)
     for a_, b_ in zip(gm2(t), gm(t)):
         np.testing.assert_allclose(a_.detach().numpy(), b_.detach().numpy(), rtol=1e-6)
+
+
+def test_codegen_constants_namedtuples_devices_and_keyword_kwargs():
+    from collections import namedtuple
+    Pair = namedtuple("Pair", "a b")
+
+    def takes(x, **kw):
+        return x + kw["from"] + kw["other"]
+    g = fx.Graph()
+    x = g.placeholder("x")
+    dev = g.call_function(ember.ones, (2,), {"device": ember.device("cpu"),
+                                             "dtype": ember.float64})
+    y = g.call_function(takes, (x,), {"from": 1.0, "other": dev})
+    g.output(Pair(y, (x, float("-inf"), range(3))))
+    gm = fx.GraphModule({}, g)
+    assert "device = device(type='cpu')" in gm.code and "dtype = ember.float64" in gm.code
+    assert "**{'from': 1.0}" in gm.code or "'from': 1.0" in gm.code
+    out = gm(ember.zeros(2))
+    assert type(out) is Pair and out.b[1] == float("-inf") and out.b[2] == range(3)
+    assert out.a.dtype == ember.float64 and out.a.tolist() == [2.0, 2.0]
