@@ -33,6 +33,10 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", order="K", dtype=None, s
     check_out("matmul", out)
     if axes is not None or axis is not None:
         raise Unsupported("numpy.matmul(axes=...) is not supported when tracing")
+    from ._ufuncs import _fit_weak_int
+    for x, other in ((x1, x2), (x2, x1)):
+        if isinstance(other, ember.Tensor):
+            _fit_weak_int("matmul", x, other.dtype.np)     # NumPy converts first
     a, b = asarray(x1), asarray(x2)
     for i, t in enumerate((a, b)):
         if t.ndim == 0:

@@ -271,6 +271,9 @@ def round(a, decimals=0, out=None):
     check_out("round", out)
     x = asarray(a)
     if x.dtype is D.bool:
+        if decimals:
+            raise TypeError("Cannot cast ufunc 'multiply' output from dtype('float64') to "
+                            "dtype('bool') with casting rule 'same_kind'")
         return _U.rint(x)       # NumPy rounds bool through rint's float16 loop
     if x.dtype._kind >= 2:
         if x.dtype.is_complex:

@@ -71,6 +71,8 @@ def _m_view(self, dtype=None, type=None):
 
 
 def _m_conj(self):
+    if not self.dtype.is_complex:
+        return ember.clone(self)        # ndarray.conj keeps a real array's dtype
     from ._ufuncs import make_ufunc
     return make_ufunc(np.conjugate)(self)
 
@@ -178,6 +180,11 @@ def binary_op(opname, a, b):
     name = _BINARY.get(_norm_op(opname))
     if name is None:
         raise Unsupported(f"Python operator {opname!r} on ndarrays")
+    if (name == "power" and type(b) is int and b == 2 and getattr(a, "dtype", None)
+            is D.bool):
+        name = "square"         # ndarray.__pow__'s fast path: bool ** 2 is square (int8)
+    if name == "square":
+        return _ufunc(name)(a)
     return _ufunc(name)(a, b)
 
 

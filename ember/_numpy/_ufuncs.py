@@ -178,6 +178,9 @@ def make_ufunc(uf):
         ins, outs = list(loop[:nin]), loop[nin:]
         for i, x in enumerate(ops):
             ins[i] = _fit_weak_int(name, x, ins[i])
+        if (name == "power" and ins[1].kind in "iu" and is_weak(ops[1])
+                and isinstance(ops[1], int) and ops[1] < 0):
+            raise ValueError("Integers to negative integer powers are not allowed.")
         if name in _COMPARISONS and len(set(ins)) > 1:
             common = np.result_type(*ins)
             ins = [common] * nin
