@@ -53,14 +53,23 @@ def _dtype_paths():
     return out
 
 
-def type_annotation(node):
-    """'f32[3, 4]' from a node's meta['val'] (a fake or real tensor), else None."""
+def type_annotation(node, include_stride=False, include_device=False):
+    """'f32[3, 4]' (with '[4, 1]' strides and 'cpu' if asked) from a node's
+    meta['val'] (a fake or real tensor) or meta['tensor_meta'], else None."""
     val = node.meta.get("val", node.meta.get("tensor_meta"))
     shape, dt = getattr(val, "shape", None), getattr(val, "dtype", None)
     if shape is None or dt is None:
         return None
     name = str(dt).rsplit(".", 1)[-1]
-    return f"{_DTYPE_SHORT.get(name, name)}[{', '.join(str(s) for s in shape)}]"
+    out = f"{_DTYPE_SHORT.get(name, name)}[{', '.join(str(s) for s in shape)}]"
+    if include_stride:
+        st = val.stride() if callable(getattr(val, "stride", None)) \
+            else getattr(val, "stride", None)
+        if st is not None:
+            out += f"[{', '.join(str(s) for s in st)}]"
+    if include_device and getattr(val, "device", None) is not None:
+        out += str(val.device)
+    return out
 
 
 class _Globals:
@@ -197,7 +206,8 @@ def _emit_call_function(node, g):
     return f"{g.add(t)}({_call_args(args, kwargs, g)})"
 
 
-def python_code(graph, root_module="self", verbose=False):
+def python_code(graph, root_module="self", verbose=False, include_stride=False,
+                include_device=False):
     """PythonCode(src, globals) of `def forward(self, <placeholders>)` for `graph`."""
     from .graph import PythonCode
     nodes = list(graph.nodes)
@@ -212,7 +222,8 @@ def python_code(graph, root_module="self", verbose=False):
         to_free.setdefault(user, []).append(v)
     params, body, prologue = [], [], []
     for n in nodes:
-        ann = f': "{type_annotation(n)}"' if verbose and type_annotation(n) else ""
+        ta = type_annotation(n, include_stride, include_device) if verbose else None
+        ann = f': "{ta}"' if ta else ""
         if n.op == "placeholder":
             tgt = n.target
             star = "**" if tgt.startswith("**") else ("*" if tgt.startswith("*") else "")

@@ -326,10 +326,19 @@ class Graph:
                 op = op[2:-2]
         return _snake_case(op)
 
-    def python_code(self, root_module="self", *, verbose=False):
+    def python_code(self, root_module="self", *, verbose=False, include_stride=False,
+                    include_device=False, colored=False):
         """PythonCode for `def forward(...)` of this graph."""
         from ._codegen import python_code
-        return python_code(self, root_module, verbose=verbose)
+        return python_code(self, root_module, verbose=verbose, include_stride=include_stride,
+                           include_device=include_device)
+
+    def process_inputs(self, *args):
+        """Identity: ember graphs take flat inputs (no pytree codegen)."""
+        return args
+
+    def process_outputs(self, out):
+        return out
 
     def __str__(self):
         maybe_return_typename = [""]

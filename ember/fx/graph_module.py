@@ -129,17 +129,20 @@ class GraphModule(Module):
                        colored=False):
         """The module as Python source (with shapes/dtypes from node.meta['val'] where
         present), printed and returned."""
-        return self._print_readable(print_output)
+        return self._print_readable(print_output, include_stride, include_device)
 
-    def _print_readable(self, print_output, indent=""):
+    def _print_readable(self, print_output, include_stride=False, include_device=False):
         name = self.__class__.__name__
-        src = self._graph.python_code(root_module="self", verbose=True).src.lstrip("\n")
+        src = self._graph.python_code(root_module="self", verbose=True,
+                                      include_stride=include_stride,
+                                      include_device=include_device).src.lstrip("\n")
         lines = [f"class {name}(ember.nn.Module):"]
         for _, sub in self.named_children():
             if isinstance(sub, GraphModule):
-                lines += ["    " + ln for ln in sub._print_readable(False).splitlines()]
+                lines += ["    " + ln for ln in sub._print_readable(
+                    False, include_stride, include_device).splitlines()]
         lines += ["    " + ln if ln else ln for ln in src.rstrip("\n").splitlines()]
-        out = "\n".join(indent + ln for ln in lines) + "\n"
+        out = "\n".join(lines) + "\n"
         if print_output:
             print(out)
         return out

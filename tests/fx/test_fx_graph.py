@@ -283,3 +283,12 @@ def test_codegen_constants_namedtuples_devices_and_keyword_kwargs():
     out = gm(ember.zeros(2))
     assert type(out) is Pair and out.b[1] == float("-inf") and out.b[2] == range(3)
     assert out.a.dtype == ember.float64 and out.a.tolist() == [2.0, 2.0]
+
+
+def test_print_readable_stride_and_device():
+    g = fx.Graph()
+    x = g.placeholder("x")
+    x.meta["val"] = ember.empty(3, 4).t()
+    g.output(g.call_method("relu", (x,)))
+    s = fx.GraphModule({}, g).print_readable(False, include_stride=True, include_device=True)
+    assert 'x: "f32[4, 3][1, 4]cpu"' in s
