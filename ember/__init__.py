@@ -38,7 +38,8 @@ from .ops.index_ops import *  # noqa: F401,F403
 from .ops.complex import *  # noqa: F401,F403
 from ._determinism import *  # noqa: F401,F403
 from .ops.misc import *  # noqa: F401,F403
-from ._native_norms import native_layer_norm, native_batch_norm, native_group_norm  # noqa: F401
+from ._native_norms import (native_layer_norm, native_batch_norm, native_group_norm,  # noqa: F401
+                            _native_batch_norm_legit)
 from ._lowrank import svd_lowrank, pca_lowrank  # noqa: F401
 from ._histogramdd import histogramdd  # noqa: F401
 from .ops.internal import *  # noqa: F401,F403

@@ -41,3 +41,15 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     x = input.reshape(N, group, -1)
     mean, rstd = _stats(x, [-1], eps)
     return out, mean.reshape(N, group), rstd.reshape(N, group)
+
+
+def _native_batch_norm_legit(input, weight, bias, running_mean, running_var=None,
+                             training=None, momentum=None, eps=None):
+    """native_batch_norm with the two overloads of aten::_native_batch_norm_legit:
+    (input, weight, bias, running_mean, running_var, training, momentum, eps) and, with no
+    running statistics, (input, weight, bias, training, momentum, eps)."""
+    if eps is None:                                # the no_stats overload
+        training, momentum, eps = running_mean, running_var, training
+        running_mean = running_var = None
+    return native_batch_norm(input, weight, bias, running_mean, running_var, training,
+                             momentum, eps)

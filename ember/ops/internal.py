@@ -13,7 +13,8 @@ from .._tensor import _wrap_dim
 from ._elementwise import type_name
 
 __all__ = ["_safe_softmax", "_softmax_backward_data", "_chunk_cat", "_unsafe_masked_index",
-           "_unsafe_masked_index_put_accumulate", "segment_reduce"]
+           "_unsafe_masked_index_put_accumulate", "segment_reduce", "grid_sampler",
+           "grid_sampler_2d", "grid_sampler_3d"]
 
 
 def _safe_softmax(input, dim, dtype=None):
@@ -171,3 +172,28 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
                                "data.size(lengths.dim()-1) when !unsafe.")
         return stack([_segment(x[b[i]:b[i + 1]], reduce, initial) for i in range(len(b) - 1)])
     return _run(data, bounds)
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """aten::grid_sampler: F.grid_sample with the modes as integers (bilinear 0, nearest 1,
+    bicubic 2; zeros 0, border 1, reflection 2)."""
+    from .._dispatch import dispatch
+    from ..nn.functional._vision import GRID_SAMPLER
+    return dispatch(GRID_SAMPLER, (input, grid, int(interpolation_mode), int(padding_mode),
+                                   bool(align_corners)))
+
+
+def _grid_sampler_nd(nd):
+    def fn(input, grid, interpolation_mode, padding_mode, align_corners):
+        if input.dim() != nd + 2:
+            raise RuntimeError(f"grid_sampler(): expected {nd + 2}D input and grid with same "
+                               f"number of dimensions, but got input with sizes "
+                               f"{list(input.shape)} and grid with sizes {list(grid.shape)}")
+        return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+    fn.__name__ = fn.__qualname__ = f"grid_sampler_{nd}d"
+    fn.__doc__ = f"grid_sampler on {nd + 2}-D input (aten::grid_sampler_{nd}d)."
+    return fn
+
+
+grid_sampler_2d = _grid_sampler_nd(2)
+grid_sampler_3d = _grid_sampler_nd(3)
