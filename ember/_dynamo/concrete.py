@@ -50,7 +50,10 @@ def step(code, offset, L, S, C, G, caller):
     except Returned:
         raise
     except BaseException as e:         # noqa: BLE001 - handled as CPython would
-        return _handle(f, e)
+        off = _handle(f, e)
+        # an exception is in flight: the handler and the rest of the frame run for real
+        f.ip = f.index_of[off]
+        raise Returned(_run(f)) from None
     return f.ins[f.ip].offset
 
 
@@ -58,6 +61,10 @@ def run_rest(code, offset, L, S, C, G, caller):
     """Runs the frame from `offset` to its return; returns the value."""
     f = _Frame(code, L, S, C, G, caller)
     f.ip = f.index_of[offset]
+    return _run(f)
+
+
+def _run(f):
     while True:
         try:
             _exec(f)
@@ -106,6 +113,8 @@ def _jump(f, offset):
 
 
 def _call(f, fn, args, kwargs):
+    if fn is super and not args:           # zero-argument super() of this frame
+        args = [_cell(f, "__class__").cell_contents, f.L[f.code.co_varnames[0]]]
     return f.caller(fn, args, kwargs)
 
 

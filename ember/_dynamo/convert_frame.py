@@ -84,8 +84,9 @@ def capture_segment(code, f_globals, frame, offset, ctx):
 class _Rebuild:
     """Generates the Python that rebuilds frame values from sources, consts and outputs."""
 
-    def __init__(self, og):
+    def __init__(self, og, top_cells=None):
         self.og = og
+        self.top_cells = top_cells or {}    # id(_Cell) -> name of the frame's own cell
         self.outputs = []           # graph output nodes
         self.out_index = {}
         self.consts = {}
@@ -149,7 +150,8 @@ class _Rebuild:
         if isinstance(v, UserMethodVariable):
             return f"METHOD({self.const(v.fn)}, {self.expr(v.obj)})"
         if isinstance(v, NestedUserFunctionVariable):
-            cells = "".join(f"CELL({self.expr(c.value)}), " for c in v.cells)
+            cells = "".join((f"L[{self.top_cells[id(c)]!r}], " if id(c) in self.top_cells
+                             else f"CELL({self.expr(c.value)}), ") for c in v.cells)
             return (f"MKFN({self.const(v.code)}, {self.const(v.fglobals)}, "
                     f"{self.const(v.defaults)}, {self.const(v.kwdefaults)}, ({cells}))")
         if isinstance(v, GradModeVariable):
@@ -170,7 +172,8 @@ class _Rebuild:
 
 def _finish(tx, og, result, ctx, code):
     from . import runtime
-    rb = _Rebuild(og)
+    rb = _Rebuild(og, {id(c): n for n, c in tx.cells.items()
+                       if n in code.co_cellvars})
     if isinstance(result, ReturnAt):
         body = [f"return ('return', {rb.expr(result.value)})"]
         kind, boff = "return", None

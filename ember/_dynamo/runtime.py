@@ -7,6 +7,7 @@ the breaking instruction runs for real (ember/_dynamo/concrete.py) and the loop 
 at the next instruction's Segments. A failed lookup captures a new Segment, up to
 `config.cache_size_limit` per place; past that the rest of the frame runs eagerly."""
 import inspect
+import sysconfig
 import logging
 import types
 import warnings
@@ -170,7 +171,7 @@ def _bind(fn, code, args, kwargs):
         sig = _signature(fn)
         ba = sig.bind(*args, **kwargs)
         ba.apply_defaults()
-        L = dict(ba.arguments)
+        L = {_real_name(k, code): v for k, v in ba.arguments.items()}
     for name in code.co_cellvars:
         L[name] = types.CellType(L[name]) if name in L else types.CellType()
     return L
@@ -182,8 +183,15 @@ _SIGS = weakref.WeakKeyDictionary()
 def _signature(fn):
     s = _SIGS.get(fn)
     if s is None:
-        s = _SIGS[fn] = inspect.signature(fn)
+        s = _SIGS[fn] = inspect.signature(fn, follow_wrapped=False)
     return s
+
+
+def _real_name(name, code):
+    """inspect renames comprehension arguments (`.0` -> `implicit0`)."""
+    if name.startswith("implicit") and "." + name[8:] in code.co_varnames:
+        return "." + name[8:]
+    return name
 
 
 def run_function(fn, args, kwargs, ctx):
@@ -263,9 +271,17 @@ def _caller(ctx):
     return call
 
 
+_LIB_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib",
+                                                     "platlib")})
+
+
 def _is_library(fn):
+    """ember's own code, the standard library and installed packages are called as they
+    are at a graph break (PyTorch's skipfiles); only the user's functions are compiled."""
     mod = getattr(fn, "__module__", "") or ""
-    return mod == "ember" or mod.startswith("ember.")
+    if mod == "ember" or mod.startswith("ember."):
+        return True
+    return fn.__code__.co_filename.startswith(_LIB_DIRS)
 
 
 __all__ += ["warnings", "rebuild_namespace"]

@@ -904,7 +904,7 @@ def _code_signature(code, defaults, kwdefaults):
     cells = tuple(types.CellType() for _ in code.co_freevars) or None
     fn = types.FunctionType(code, {}, code.co_name, defaults, cells)
     fn.__kwdefaults__ = kwdefaults
-    return inspect.signature(fn)
+    return inspect.signature(fn, follow_wrapped=False)
 
 
 class InliningTranslator(InstructionTranslatorBase):
@@ -931,6 +931,8 @@ class InliningTranslator(InstructionTranslatorBase):
                 v = DictVariable({}, mutable_local=True)
             else:
                 unsupported(f"{code.co_name}: missing argument {name}")
+            if name.startswith("implicit") and "." + name[8:] in code.co_varnames:
+                name = "." + name[8:]          # a comprehension's iterator argument
             if name in code.co_cellvars:
                 self.cells[name] = _Cell(v)
             else:

@@ -44,8 +44,13 @@ def _ember_module(mod):
 def is_allowed(fn):
     """Whether `fn` runs as recorded ember ops (not inlined): ember's functions, registry
     ops, Tensor methods, and what the user marked with allow_in_graph."""
-    if fn in _ALLOWED or isinstance(fn, (OpDef, OpOverloadPacket)):
+    if isinstance(fn, (OpDef, OpOverloadPacket)):
         return True
+    try:
+        if fn in _ALLOWED:
+            return True
+    except TypeError:
+        return False
     if isinstance(fn, type):
         return False
     mod = getattr(fn, "__module__", None)
@@ -146,7 +151,8 @@ class VariableBuilder:
 
     def _wrap_callable_or_object(self, value, source):
         from ...autograd import grad_mode as gm
-        if value in (gm.no_grad, gm.enable_grad, gm.set_grad_enabled, gm.inference_mode):
+        if isinstance(value, type) and value in (gm.no_grad, gm.enable_grad,
+                                                 gm.set_grad_enabled, gm.inference_mode):
             return GradModeClassVariable(value, source)
         if is_allowed(value) and not isinstance(value, types.MethodType):
             return EmberFunctionVariable(value, source)

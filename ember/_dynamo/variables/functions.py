@@ -349,9 +349,16 @@ _OP_FNS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.
 
 
 def is_pure_builtin(fn):
-    if fn in _PURE or isinstance(fn, type) and fn.__module__ == "builtins":
-        return True
-    return getattr(fn, "__module__", None) in _PURE_MODULES or fn in _OP_FNS
+    if not callable(fn):
+        return False
+    try:
+        if fn in _PURE or fn in _OP_FNS:
+            return True
+    except TypeError:          # unhashable callable object
+        return False
+    if isinstance(fn, type):
+        return fn.__module__ == "builtins"
+    return getattr(fn, "__module__", None) in _PURE_MODULES
 
 
 __all__ += ["is_pure_builtin", "functools", "inspect", "math"]

@@ -89,6 +89,10 @@ class NNModuleVariable(_ObjectVariable):
 
     def var_getattr(self, tx, name):
         m = self.value
+        if name in ("items", "values", "keys", "__len__", "__getitem__", "__iter__") and \
+                _is_container(m):
+            from .functions import BoundBuiltinMethod
+            return BoundBuiltinMethod(self, name)
         d = m.__dict__
         if name in d:
             return tx.builder.wrap(d[name], self._attr_source(name))
@@ -175,6 +179,11 @@ class NNModuleVariable(_ObjectVariable):
             v = tx.builder.wrap(obj, src)
             out.append(TupleVariable([ConstantVariable(qual), v]) if named else v)
         return IteratorVariable(out)
+
+
+def _is_container(m):
+    from ...nn.modules.container import ModuleDict, ModuleList, Sequential
+    return isinstance(m, (ModuleList, Sequential, ModuleDict))
 
 
 class UserDefinedClassVariable(_ObjectVariable):
