@@ -1,10 +1,12 @@
 """Counters, compile-time metrics and result comparison of the capture (torch._dynamo.utils).
 
 Why: tests and users ask the capture "how often did you compile, break, give up?" through
-`counters` (`counters["stats"]["calls_captured"]`, `counters["graph_break"][reason]`,
-`counters["unimplemented"][msg]`, `counters["frames"]["total"/"ok"]`, as PyTorch), and
-"where did compile time go?" through `compile_times()`, fed by `dynamo_timed` around each
-phase. `same` is the tolerance-aware comparison compiled-vs-eager tests use.
+`counters`, with PyTorch's groups and keys: counters["frames"]["total"/"ok"] per frame
+the capture starts / finishes, counters["stats"]["calls_captured"] per op put in a graph
+and ["unique_graphs"] per graph compiled, counters["graph_break"][reason] per break,
+counters["unimplemented"][msg] per construct refused. "Where did compile time go?" is
+`compile_times()`, fed by `dynamo_timed` around each phase. `same` is the tolerance-aware
+comparison compiled-vs-eager tests use.
 """
 import collections
 import contextlib
