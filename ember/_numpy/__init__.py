@@ -47,10 +47,12 @@ _MODULES = {
     "_misc": "where nonzero argwhere flatnonzero clip isclose sort argsort searchsorted "
              "diff pad round around fix real imag angle iscomplex isreal nan_to_num "
              "sinc cross",
+    "_stats": "cov corrcoef trapezoid interp i0 select isin triu_indices tril_indices "
+              "unravel_index cumulative_sum cumulative_prod vecdot astype isposinf isneginf",
 }
 _LINALG = ("inv det slogdet cholesky eigvalsh pinv solve matrix_power multi_dot norm "
            "vector_norm matrix_norm")
-_LINALG_SHARED = "tensordot matmul matrix_transpose"
+_LINALG_SHARED = "tensordot matmul matrix_transpose vecdot"
 
 _TABLE = None
 

@@ -354,6 +354,41 @@ SAMPLES = {
     "sinc": [S(A((3, 4))), S(A((3,), I64)), S(A((2,), F32))],
     "cross": [S(A((4, 3)), A((4, 3))), S(A((3,), I64), A((3,), F32)),
               S(A((3, 2)), A((3, 2)), axis=0)],
+    # statistics and helpers
+    "cov": [S(A((3, 5), dt)) for dt in (F32, F64, I64)] + [
+        S(A((5,))), S(A((5, 3)), rowvar=False), S(A((2, 5)), A((5,))), S(A((3, 5)), bias=True),
+        S(A((3, 5)), ddof=2), S(A((3, 5), np.complex128))],
+    "corrcoef": [S(A((3, 5))), S(A((3, 5), F32)), S(A((5,)), A((5,))), S(A((5,)))],
+    "trapezoid": [S(A((5,), dt)) for dt in (F32, F64, I64)] + [
+        S(A((3, 5)), dx=0.5), S(A((3, 5)), A((5,))), S(A((3, 5)), axis=0),
+        S(A((3, 5)), np.sort(A((3, 5)), axis=1))],
+    "interp": [S(np.linspace(-4, 4, 9), np.array([-2.0, 0.0, 1.0, 3.0]),
+                 np.array([1.0, -1.0, 2.0, 0.0])),
+               S(A((2, 3), F32), np.array([-1, 0, 1]), np.array([0, 5, 2])),
+               S(np.array([0.5, 5.0, -5.0]), np.array([0.0, 1.0]), np.array([1.0, 2.0]),
+                 left=-9.0, right=9.0),
+               S(2.5, np.array([1.0, 2.0, 3.0]), np.array([3.0, 2.0, 0.0])),
+               S(np.array([1.0, 3.0]), np.array([3.0]), np.array([7.0]))],
+    "i0": [S(A((3, 4), F64)), S(A((3,), F32)), S(A((3,), I64))],
+    "select": [S([A((3, 4), F32) > 0, A((3, 4), F32) < -1], [A((3, 4), F32), A((3, 4), I64)]),
+               S([A((3,), B)], [A((3,), F32)]), S([A((3,), B)], [1.5], default=-1),
+               S([A((2, 3), B)], [A((3,), I64)], default=np.int8(4))],
+    "isin": [S(A((3, 4), I64), np.array([0, 2])), S(A((3,), I64), [1, 2], invert=True),
+             S(np.array([1.0, 2.5]), np.array([1, 2]))],
+    "triu_indices": [S(3), S(4, 1), S(3, -1, 5)],
+    "tril_indices": [S(3), S(4, -1), S(3, 1, 2)],
+    "unravel_index": [S(np.array([0, 5, 11]), (3, 4)), S(7, (2, 2, 2)),
+                      S(np.array([[1, 2]]), (3,))],
+    "cumulative_sum": [S(A((5,), dt)) for dt in (F32, I64, B)] + [
+        S(A((3, 4)), axis=1), S(A((3, 4), I64), axis=0, include_initial=True), S(A((3, 4)))],
+    "cumulative_prod": [S(A((5,))), S(A((3, 4), I64), axis=1, include_initial=True)],
+    "vecdot": [S(A((3, 4), dt), A((3, 4), dt)) for dt in DTYPES] + [
+        S(A((3, 4)), A((4,), I64)), S(A((2, 3)), A((2, 3)), axis=0),
+        S(A((3,), np.complex128), A((3,), np.complex128))],
+    "astype": [S(A((3, 4)), F32), S(A((3, 4), I64), "float16"), S(A((3,), F32), B)],
+    "isposinf": [S(SPECIAL), S(A((3,), I64)), S(SPECIAL.astype(F32))],
+    "isneginf": [S(SPECIAL), S(A((3,), B))],
+    "linalg.vecdot": [S(A((3, 4)), A((3, 4)))],
 }
 SAMPLES["around"] = SAMPLES["round"]
 # Data-dependent output shapes: checked on real tensors only (not on fake tensors).
