@@ -63,7 +63,8 @@ def to_ember(x):
         return m
     if isinstance(x, torch.Tensor):
         if x.layout != torch.strided:                 # sparse samples: the dense values
-            return to_ember(x.to_dense()).to_sparse()
+            dense = to_ember(x.to_dense())
+            return dense.to_sparse_csr() if x.layout == torch.sparse_csr else dense.to_sparse()
         t = x.detach().resolve_conj().resolve_neg()
         name = str(t.dtype).split(".")[1]
         if t.dtype in (torch.bfloat16, torch.float16):

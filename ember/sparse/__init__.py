@@ -17,10 +17,11 @@ from ._coo import (SparseCooTensor, SparseTensorBase, as_index, make_coo, mm_coo
                    sparse_csr, _lin)
 from ._csr import SparseCsrTensor, make_csr
 from . import _kernels
+from ._reduce_mm import sampled_addmm
 
-__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spmm", "sparse_coo_tensor",
-           "sparse_csr_tensor", "SparseCooTensor", "SparseCsrTensor", "sparse_coo",
-           "sparse_csr", "to_sparse"]
+__all__ = ["mm", "addmm", "sampled_addmm", "sum", "softmax", "log_softmax", "spmm",
+           "sparse_coo_tensor", "sparse_csr_tensor", "SparseCooTensor", "SparseCsrTensor",
+           "sparse_coo", "sparse_csr", "to_sparse"]
 
 
 def _tensor_of(x, dtype=None):
@@ -110,7 +111,8 @@ def _coo_of(x):
 def mm(mat1, mat2, reduce="sum"):
     """torch.sparse.mm: sparse (COO or CSR) @ dense; gradients to values and dense."""
     if reduce != "sum":
-        raise NotImplementedError(f"sparse.mm: reduce='{reduce}' is not supported in ember")
+        from ._reduce_mm import mm_reduce
+        return mm_reduce(mat1, mat2, reduce)
     if not isinstance(mat1, SparseTensorBase):
         if isinstance(mat2, SparseTensorBase):
             return mat2.__rmatmul__(mat1)
