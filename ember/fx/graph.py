@@ -255,17 +255,13 @@ class Graph:
         return _InsertPoint(self, n.prepend)
 
     def inserting_after(self, n=None):
-        """Context manager: new nodes go right after `n` (default: the end), in order."""
+        """Context manager: each new node goes right after `n` (default: the end), so
+        several nodes created inside come out in reverse order, exactly as torch.fx."""
         if n is None:
             return self.inserting_before(self._root)
         if n.graph is not self:
             raise ValueError("Node to insert after is not in graph.")
-        box = [n]
-
-        def insert(x):
-            box[0].append(x)
-            box[0] = x
-        return _InsertPoint(self, insert)
+        return _InsertPoint(self, n.append)
 
     # ------------------------------------------------------------ passes
     def eliminate_dead_code(self, is_impure_node=None):

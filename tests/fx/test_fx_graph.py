@@ -292,3 +292,17 @@ def test_print_readable_stride_and_device():
     g.output(g.call_method("relu", (x,)))
     s = fx.GraphModule({}, g).print_readable(False, include_stride=True, include_device=True)
     assert 'x: "f32[4, 3][1, 4]cpu"' in s
+
+
+def test_inserting_after_order_is_torch_fx_order():
+    def build(lib_fx):
+        g = lib_fx.Graph()
+        x = g.placeholder("x")
+        g.output(x)
+        with g.inserting_after(x):
+            g.call_function(operator.neg, (x,))
+            g.call_function(operator.abs, (x,))
+        with g.inserting_after():
+            g.call_function(operator.pos, ())
+        return [n.name for n in g.nodes]
+    assert build(fx) == build(tfx) == ["x", "abs_1", "neg", "output", "pos"]
