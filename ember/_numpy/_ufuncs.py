@@ -7,6 +7,8 @@ loop's input dtypes and the ember op runs in that dtype; the few places where em
 (PyTorch's) kernel differs from NumPy's for the same dtype are patched in ember ops
 (integer division by zero gives 0, sign(nan) is nan, modf/frexp layouts).
 """
+import functools
+
 import numpy as np
 
 import ember
@@ -151,8 +153,9 @@ def _fit_weak_int(name, x, loop):
     raise OverflowError(f"Python integer {x} out of bounds for {loop}")
 
 
+@functools.lru_cache(maxsize=None)
 def make_ufunc(uf):
-    """The ember implementation of NumPy ufunc `uf` (called like the ufunc)."""
+    """The ember implementation of NumPy ufunc `uf` (called like the ufunc); one per ufunc."""
     name = uf.__name__
     impl = UFUNC_IMPLS[name]
     nin, nout = uf.nin, uf.nout

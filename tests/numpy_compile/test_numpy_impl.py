@@ -487,8 +487,9 @@ def _run(key, fn, impl, args, kwargs, fake):
     where = f"np.{key}{_desc(args, kwargs)}"
     if fake:
         mode = FakeTensorMode(allow_non_fake_inputs=True)
-        eargs = [_fakeify(mode, a) for a in eargs]
-        ekw = {k: _fakeify(mode, v) for k, v in ekw.items()}
+        dyn = fake == "symbolic"
+        eargs = [_fakeify(mode, a, dyn) for a in eargs]
+        ekw = {k: _fakeify(mode, v, dyn) for k, v in ekw.items()}
     try:
         if fake:
             with mode:
@@ -508,11 +509,11 @@ def _run(key, fn, impl, args, kwargs, fake):
     _check(got, want, where, values=key not in ("empty", "empty_like"), fake=fake)
 
 
-def _fakeify(mode, x):
+def _fakeify(mode, x, dynamic=False):
     if isinstance(x, ember.Tensor):
-        return mode.from_tensor(x)
+        return mode.from_tensor(x, dynamic_dims=list(range(x.dim())) if dynamic else ())
     if isinstance(x, (list, tuple)) and any(isinstance(e, ember.Tensor) for e in x):
-        return type(x)(_fakeify(mode, e) for e in x)
+        return type(x)(_fakeify(mode, e, dynamic) for e in x)
     return x
 
 
@@ -562,11 +563,13 @@ def test_matches_numpy(key):
 
 
 @pytest.mark.parametrize("key", [k for k in ALL_KEYS if k not in DATA_DEPENDENT])
-def test_fake_tensors_same_shape_dtype(key):
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "symbolic"])
+def test_fake_tensors_same_shape_dtype(key, dynamic):
     """On fake tensors (as the capture runs) the same call gives NumPy's shapes and
-    dtypes, so the implementation reads no data."""
+    dtypes, so the implementation reads no data; with every size > 1 symbolic (automatic
+    dynamic shapes), the shape arithmetic works on SymInts too."""
     fn, impl = _lookup_for_test(key, ENTRIES[key])
     for args, kwargs in _samples_for(key, ENTRIES[key]):
-        _run(key, fn, impl, args, kwargs, fake=True)
+        _run(key, fn, impl, args, kwargs, fake="symbolic" if dynamic else True)
 
 
