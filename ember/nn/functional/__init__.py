@@ -13,3 +13,4 @@ from ._pooling import *  # noqa: F401,F403
 from ._loss import *  # noqa: F401,F403
 from ._vision import *  # noqa: F401,F403
 from ._attention import *  # noqa: F401,F403
+from ._fractional_pool import *  # noqa: F401,F403
