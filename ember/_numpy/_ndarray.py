@@ -92,6 +92,8 @@ def _methods():
                flatten=_m_flatten, copy=_m_copy, squeeze=_m_squeeze, swapaxes=_m_swapaxes,
                view=_m_view, conj=_m_conj, conjugate=_m_conj,
                __copy__=_m_copy, __deepcopy__=lambda self, memo=None: ember.clone(self))
+    from ._indexing import getitem, setitem
+    fns.update(__getitem__=getitem, __setitem__=setitem)
     return fns
 
 

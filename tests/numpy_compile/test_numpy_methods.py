@@ -57,7 +57,8 @@ def _compare(want, err, run, where, fake):
 def test_every_method_has_samples():
     enp.lookup_method("sum")
     from ember._numpy import _ndarray
-    assert set(_ndarray.METHODS) <= set(METHOD_SAMPLES)
+    # (__getitem__/__setitem__ have their own tests below)
+    assert set(_ndarray.METHODS) - {"__getitem__", "__setitem__"} <= set(METHOD_SAMPLES)
     for name in ("item", "tolist", "sort", "fill", "resize", "__bool__", "tofile"):
         assert enp.lookup_method(name) is None, name
 
@@ -222,3 +223,55 @@ def test_default_dtype_does_not_leak():
     assert enp.lookup(np.sum)(ember.tensor([True, True])).dtype is ember.int64
 
 
+
+
+X = A((4, 5), F64)
+GET_INDICES = [0, -1, (1, 2), slice(None, None, -1), (slice(None), slice(None, None, -2)),
+               (slice(3, 0, -1), slice(1, None)), (Ellipsis, 1), (None, 0),
+               ([0, 2],), (np.array([1, 3]), slice(None, None, -1)),
+               (slice(None), [4, 0, 0]), (np.array([0, 1]), np.array([2, 3])),
+               (slice(10, None, -3),), (slice(-1, -10, -1), Ellipsis, None),
+               (slice(0, 0, -1),), np.int64(2), (1, slice(None, None, -1)),
+               (Ellipsis, None, slice(None, None, -1)), (0, 0, 0), 1.5]
+
+
+@pytest.mark.parametrize("index", GET_INDICES, ids=[repr(i)[:30] for i in GET_INDICES])
+@pytest.mark.parametrize("fake", [False, True])
+def test_getitem_matches_numpy(index, fake):
+    impl = enp.lookup_method("__getitem__")
+    for a in (X, A((4, 5), I64)):
+        want, err = _call_np(lambda: a[index])
+        t = _to_ember(a)
+        idx = tuple(_to_ember(i) for i in index) if isinstance(index, tuple) else \
+            _to_ember(index)
+        if fake:
+            mode = FakeTensorMode(allow_non_fake_inputs=True)
+            t = mode.from_tensor(t)
+            with mode:
+                _compare(want, err, lambda: impl(t, idx), f"a[{index!r}]", True)
+        else:
+            _compare(want, err, lambda: impl(t, idx), f"a[{index!r}]", False)
+
+
+def test_getitem_boolean_mask():
+    a = A((4, 5))
+    got = enp.lookup_method("__getitem__")(_to_ember(a), _to_ember(a > 0))
+    _check(got, a[a > 0], "a[a > 0]")
+
+
+SET_CASES = [(0, 7.5), ((slice(None), 1), A((4,), I64)), (slice(None, None, -1), A((5,))),
+             ((1, slice(None, None, -2)), 3), (([0, 2],), -1.25), ((Ellipsis, 0), True),
+             ((slice(3, 0, -1), 0), np.array([1.0, 2.0, 3.0]))]
+
+
+@pytest.mark.parametrize("index,value", SET_CASES, ids=[repr(c[0])[:30] for c in SET_CASES])
+def test_setitem_matches_numpy(index, value):
+    for a in (A((4, 5)), A((4, 5), I64)):
+        arr = a.copy()
+        with np.errstate(all="ignore"):
+            arr[index] = value
+        t = _to_ember(a)
+        idx = tuple(_to_ember(i) for i in index) if isinstance(index, tuple) else index
+        got = enp.lookup_method("__setitem__")(t, idx, _to_ember(value))
+        assert got is t
+        _check(t, arr, f"a[{index!r}] = {value!r}")
