@@ -15,11 +15,11 @@ from .._tensor import Tensor
 from .exc import Unsupported, BackendCompilerFailed
 from .output_graph import OutputGraph
 from .symbolic_convert import (InstructionTranslator, BreakAt, ReturnAt, NULL, _Null,
-                               _CellVariable)
+                               _CellVariable, _NumpyMethod)
 from .variables.base import ConstantVariable
 from .variables.containers import (BaseListVariable, DictVariable, IteratorVariable,
                                    SliceVariable, RangeVariable)
-from .variables.functions import (UserMethodVariable, NestedUserFunctionVariable,
+from .variables.functions import (TensorMethod, BoundBuiltinMethod, UserMethodVariable, NestedUserFunctionVariable,
                                   BuiltinVariable, EmberFunctionVariable,
                                   UserFunctionVariable)
 from .variables.objects import GradModeVariable, _Bound, SuperVariable
@@ -52,6 +52,7 @@ def capture_segment(code, f_globals, frame, offset, ctx):
     unsupported. Returns a Segment."""
     break_at, reason, stack = None, None, None
     for _attempt in range(3):
+        ctx.code = code
         grad = STATE.grad_enabled
         og = OutputGraph(ctx.dynamic_dims)
         tx = InstructionTranslator(code, f_globals, og, frame, offset, break_at)
@@ -70,6 +71,7 @@ def capture_segment(code, f_globals, frame, offset, ctx):
             continue
         finally:
             STATE.grad_enabled = grad
+        og.check_marked()
         if ctx.sizes_changed(og.inputs) and _attempt < 2:
             continue           # automatic dynamic: capture again with those dims symbolic
         seg = _finish(tx, og, result, ctx, code)
@@ -147,6 +149,10 @@ class _Rebuild:
             return f"RESUME_ITER([{items}])"
         if isinstance(v, (SliceVariable, RangeVariable)):
             return self.const(v.as_python_constant())
+        if isinstance(v, (TensorMethod, BoundBuiltinMethod, _NumpyMethod)):
+            owner = v.tensor if isinstance(v, TensorMethod) else v.obj if isinstance(
+                v, BoundBuiltinMethod) else v.tv
+            return f"getattr({self.expr(owner)}, {v.name!r})"
         if isinstance(v, UserMethodVariable):
             return f"METHOD({self.const(v.fn)}, {self.expr(v.obj)})"
         if isinstance(v, NestedUserFunctionVariable):
@@ -174,11 +180,12 @@ def _finish(tx, og, result, ctx, code):
     from . import runtime
     rb = _Rebuild(og, {id(c): n for n, c in tx.cells.items()
                        if n in code.co_cellvars})
+    effects = _side_effects(rb, og)
     if isinstance(result, ReturnAt):
-        body = [f"return ('return', {rb.expr(result.value)})"]
+        body = effects + [f"return ('return', {rb.expr(result.value)})"]
         kind, boff = "return", None
     else:
-        lines = ["L = dict(L)"]
+        lines = effects + ["L = dict(L)"]
         for name, v in tx.locals.items():
             lines.append(f"L[{name!r}] = {rb.expr(v)}")
         for name in _deleted(tx, code):
@@ -229,6 +236,27 @@ def _finish(tx, og, result, ctx, code):
     else:
         seg.graph_fn = None
     return seg
+
+
+def _side_effects(rb, og):
+    """Statements replaying the region's mutations of real objects, in program order."""
+    lines = []
+    for eff in og.side_effects.values():
+        if eff[0] == "container":
+            v = eff[1]
+            tgt = v.source.expr()
+            if isinstance(v, DictVariable):
+                items = ", ".join(f"{rb.const(k)}: {rb.expr(x)}" for k, x in v.items.items())
+                lines += [f"_t = {tgt}", "_t.clear()", f"_t.update({{{items}}})"]
+            elif v.python_type() is set:
+                lines += [f"_t = {tgt}", "_t.clear()",
+                          f"_t.update([{', '.join(rb.expr(x) for x in v.items)}])"]
+            else:
+                lines.append(f"{tgt}[:] = [{', '.join(rb.expr(x) for x in v.items)}]")
+        else:
+            _, obj, name, val = eff
+            lines.append(f"setattr({obj.source.expr()}, {name!r}, {rb.expr(val)})")
+    return lines
 
 
 def graph_is_empty(graph):

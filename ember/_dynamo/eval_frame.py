@@ -73,7 +73,11 @@ def _compiled_function(fn, ctx):
         self_obj = fn.__self__
     else:
         self_obj = None
-    if not isinstance(target, types.FunctionType):
+    if isinstance(fn, functools.partial):
+        part = fn
+        target = _partial_call
+        self_obj = part
+    elif not isinstance(target, types.FunctionType):
         # a callable object: compile its __call__
         call = getattr(type(fn), "__call__", None)
         if isinstance(call, types.FunctionType):
@@ -94,6 +98,10 @@ def _compiled_function(fn, ctx):
     compiled._torchdynamo_orig_callable = fn
     compiled._orig_fn = fn
     return compiled
+
+
+def _partial_call(part, *args, **kwargs):
+    return part.func(*part.args, *args, **{**part.keywords, **kwargs})
 
 
 class OptimizedModule:
@@ -241,6 +249,9 @@ def mark_dynamic(t, index, *, min=None, max=None):
             mark_dynamic(t, i, min=min, max=max)
         return
     _indices(t).add(index)
+    if not hasattr(t, "_dynamo_marked"):
+        t._dynamo_marked = set()
+    t._dynamo_marked.add(index)
     if min is not None or max is not None:
         if not hasattr(t, "_dynamo_constraints"):
             t._dynamo_constraints = {}
@@ -256,7 +267,13 @@ def maybe_mark_dynamic(t, index):
 
 
 def mark_static(t, index=None):
+    """Keeps `t`'s dim `index` (all dims when None) static even under dynamic=True or
+    automatic dynamic: a new size recompiles."""
     if index is None:
         t._dynamo_static = True
         return
-    _indices(t).discard(index)
+    for i in (index if isinstance(index, (list, tuple)) else [index]):
+        _indices(t).discard(i)
+        if not hasattr(t, "_dynamo_static_indices"):
+            t._dynamo_static_indices = set()
+        t._dynamo_static_indices.add(i)

@@ -97,6 +97,7 @@ class GuardSet:
                     for i, n in enumerate(shape):
                         conds.append(f"{x}._data.shape[{i}] >= 2" if i in dyn
                                      else f"{x}._data.shape[{i}] == {n}")
+                    conds.append(f"{x}.is_contiguous() is {strides is None}")
                 else:
                     conds.append(f"{x}._data.shape == {shape!r}")
                     if strides is not None:

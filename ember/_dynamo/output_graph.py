@@ -69,6 +69,9 @@ class OutputGraph:
         self.sym_source = {}     # symbol -> (placeholder node, dim)
         self.dynamic_dims = dynamic_dims   # source expr -> dims to make symbolic
         self.op_count = 0
+        self.marked = {}         # symbol of a mark_dynamic'd dim -> (source, dim)
+        self.side_effects = {}   # mutations of real Python objects, applied after the graph
+        self.obj_vars = {}       # id(real object) -> its one VariableTracker (aliasing)
         self._last_placeholder = None
 
     # ------------------------------------------------------------------ inputs
@@ -79,6 +82,7 @@ class OutputGraph:
                 self.guards.alias(source, tv.source)
             return tv
         dims = self.dynamic_dims(source, t) if source is not None else ()
+        _check_constraints(t, source)
         fake = self.fake_mode.from_tensor(t, dynamic_dims=dims)
         if source is not None:
             self.guards.tensor(source, t, [d for d in dims if t.shape[d] > 1])
@@ -91,7 +95,10 @@ class OutputGraph:
         self.keep += [fake, t]
         self.inputs.append((source, t, is_numpy))
         self.input_vars[id(t)] = tv
+        marked = getattr(t, "_dynamo_marked", ())
         for d, n in enumerate(fake.shape):
+            if isinstance(n, SymInt) and d in marked:
+                self.marked[str(n)] = (source.expr(), d)
             if isinstance(n, SymInt) and str(n) not in self.sym_source:
                 self.sym_source[str(n)] = (node, d)
                 self.guards.symbols[str(n)] = (source.expr(), d)
@@ -207,6 +214,20 @@ class OutputGraph:
     def recording(self):
         return _Recording(self)
 
+    def check_marked(self):
+        """mark_dynamic'd dims the program specialized (a guard `s0 == 5`) are an error,
+        as in PyTorch."""
+        for a, op, b, out in self.fake_mode.shape_env.guards:
+            if a in self.marked and op == "==" and out and b.lstrip("-").isdigit():
+                src, d = self.marked[a]
+                raise ConstraintViolationError(
+                    f"Constraints violated ({src}.size()[{d}])! Not all values of "
+                    f"{src}.size()[{d}] are valid because {src}.size()[{d}] was inferred "
+                    f"to be a constant ({b}): the program specialized a dim marked dynamic.")
+
+    def fake_only(self):
+        return _Recording(self, record=False)
+
     def add_effect(self, fn, *args):
         self.graph.call_function(fn, args)
 
@@ -215,20 +236,37 @@ class _Recording:
     """Runs ember code on fake tensors with the recorder and fake modes on, restoring the
     random generator (capture must not consume random numbers the graph will draw)."""
 
-    def __init__(self, og):
-        self.og = og
+    def __init__(self, og, record=True):
+        self.og, self.record = og, record
 
     def __enter__(self):
         gen = _random.default_generator
         self.rng = copy.deepcopy(gen.__dict__)
         self.og.fake_mode.__enter__()
-        self.og.recorder.__enter__()
+        if self.record:
+            self.og.recorder.__enter__()
 
     def __exit__(self, *exc):
-        self.og.recorder.__exit__(*exc)
+        if self.record:
+            self.og.recorder.__exit__(*exc)
         self.og.fake_mode.__exit__(*exc)
         _random.default_generator.__dict__.update(self.rng)
         return False
+
+
+class ConstraintViolationError(RuntimeError):
+    """A mark_dynamic'd size out of its min/max, or specialized by the program
+    (torch.fx.experimental.symbolic_shapes.ConstraintViolationError)."""
+
+
+def _check_constraints(t, source):
+    for d, (lo, hi) in getattr(t, "_dynamo_constraints", {}).items():
+        n = t.shape[d]
+        if (lo is not None and n < lo) or (hi is not None and n > hi):
+            raise ConstraintViolationError(
+                f"Constraints violated (L['{source.expr()}'].size()[{d}])! The size {n} of "
+                f"dim {d} of {source.expr()} is outside mark_dynamic's range "
+                f"[{lo}, {hi}].")
 
 
 def _placeholder_name(source):

@@ -138,6 +138,9 @@ class CompileContext:
         seen = _FRAME_STATE.get(self.code, {}).get(source.expr())
         if seen is not None and config.automatic_dynamic_shapes:
             dims |= {d for d, n in seen.items() if n is None}
+        dims -= set(getattr(t, "_dynamo_static_indices", ()))
+        if getattr(t, "_dynamo_static", False):
+            return ()
         return tuple(sorted(d for d in dims if d < t.dim()))
 
 
@@ -240,7 +243,6 @@ def run_function(fn, args, kwargs, ctx):
 
 def _capture(fn, code, G, frame, offset, ctx, entries):
     from .convert_frame import capture_segment
-    ctx.code = code
     try:
         seg = capture_segment(code, G, frame, offset, ctx)
     except Unsupported:

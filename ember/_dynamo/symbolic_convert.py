@@ -189,6 +189,14 @@ class InstructionTranslatorBase:
             return False
 
     def check_mutable(self, v, what):
+        """Allows mutating a container built in the region, or a list/dict the program
+        passed in or reads from an object (replayed on the real object after the graph,
+        as PyTorch's side-effect tracking); anything else is a graph break."""
+        if v.mutable_local:
+            return
+        if v.source is not None and isinstance(v, (ListVariable, DictVariable, SetVariable)):
+            self.og.side_effects[id(v)] = ("container", v)
+            return
         if not v.mutable_local:
             unsupported(f"{what} on a {v.python_type().__name__} that lives outside the "
                         "compiled region (a Python side effect)")
@@ -235,6 +243,26 @@ class InstructionTranslatorBase:
         except Exception as e:            # noqa: BLE001 - eager will raise it for real
             unsupported(f"{name or getattr(fn, '__name__', fn)} raised {type(e).__name__} "
                         f"on fake tensors: {e}")
+        return self.wrap_result(out)
+
+    def call_opaque(self, fn, args, kwargs, name):
+        """`fn` as one graph node (its inside is not recorded): autograd.Function.apply,
+        allow_in_graph functions."""
+        a = [self.to_value(x) for x in args]
+        k = {n: self.to_value(v) for n, v in kwargs.items()}
+        og = self.og
+        nargs = tuple(og.node_arg(x, name) for x in a)
+        nkw = {n: og.node_arg(v, name) for n, v in k.items()}
+        try:
+            with og.fake_only():
+                out = fn(*a, **k)
+        except Unsupported:
+            raise
+        except Exception as e:            # noqa: BLE001 - eager will raise it for real
+            unsupported(f"{name} raised {type(e).__name__} on fake tensors: {e}")
+        node = og.graph.call_function(fn, nargs, nkw)
+        og.bind(node, out)
+        og.op_count += 1
         return self.wrap_result(out)
 
     def to_value(self, v):
@@ -300,8 +328,11 @@ class InstructionTranslatorBase:
         return obj.var_getattr(self, name)
 
     def store_attr(self, obj, name, value):
-        if isinstance(obj, UserDefinedObjectVariable) and obj.mutable_local:
-            obj.attrs[name] = value
+        if isinstance(obj, (UserDefinedObjectVariable, NNModuleVariable)) and \
+                obj.source is not None and not isinstance(obj.value, type) and \
+                type(obj.value).__setattr__ in (object.__setattr__, _module_setattr()):
+            obj.pending[name] = value
+            self.og.side_effects[(id(obj), name)] = ("attr", obj, name, value)
             return
         unsupported(f"setting attribute '{name}' of a {obj.python_type().__name__} "
                     "(a Python side effect)")
@@ -844,9 +875,10 @@ class _CellVariable(VariableTracker):
         self.cell = cell
 
 
-class _NumpyMethod(VariableTracker):
+class _NumpyMethod(VariableTracker):  # noqa: D101
     def __init__(self, tv, name):
         self.tv, self.name = tv, name
+        self.obj = tv
 
     def call_function(self, tx, args, kwargs):
         return tx.numpy_method(self.tv, self.name, args, kwargs)
@@ -894,6 +926,11 @@ def _const(v):
     if isinstance(v, frozenset):
         return ConstantVariable(v)
     return ConstantVariable(v)
+
+
+def _module_setattr():
+    from ..nn.modules.module import Module
+    return Module.__setattr__
 
 
 def _set_grad(mode):

@@ -16,7 +16,7 @@ from .functions import (UserFunctionVariable, UserMethodVariable, EmberFunctionV
                         BuiltinVariable, is_pure_builtin)
 from .objects import (NNModuleVariable, UserDefinedObjectVariable, UserDefinedClassVariable,
                       PythonModuleVariable, GradModeClassVariable)
-from ..source import ItemSource
+from ..source import ItemSource, DictAttrSource
 
 __all__ = ["VariableBuilder", "wrap_constant_result", "is_allowed", "allow_in_graph"]
 
@@ -89,6 +89,24 @@ class VariableBuilder:
         self.og = tx_root.og
 
     def wrap(self, value, source):
+        """One tracker per mutable real object, so mutations through one name are seen
+        through every other (a list reached as an argument and as an attribute)."""
+        if isinstance(value, (list, dict, set)) or (
+                not isinstance(value, (Tensor, *_CONST_TYPES, tuple, type,
+                                       types.FunctionType, types.ModuleType))
+                and hasattr(value, "__dict__")):
+            hit = self.og.obj_vars.get(id(value))
+            if hit is not None and hit[0] is value:
+                if source is not None and hit[1].source is not None and \
+                        source != hit[1].source:
+                    self.og.guards.alias(source, hit[1].source)
+                return hit[1]
+            v = self._wrap(value, source)
+            self.og.obj_vars[id(value)] = (value, v)
+            return v
+        return self._wrap(value, source)
+
+    def _wrap(self, value, source):
         g = self.og.guards
         if isinstance(value, Tensor):
             if value._fake:
@@ -122,6 +140,11 @@ class VariableBuilder:
                      for i, v in enumerate(value)]
             cls = ListVariable if isinstance(value, list) else TupleVariable
             return cls(items, source=source, py_type=type(value))
+        if type(value) is set:
+            if source is not None:
+                g.length(source, value)
+            from .containers import SetVariable
+            return SetVariable([self.wrap(v, None) for v in value], source=source)
         if type(value) is dict:
             if source is not None:
                 g.keys(source, value)
@@ -136,6 +159,13 @@ class VariableBuilder:
             if source is not None and not _ember_module(value.__name__):
                 g.identity(source, value)
             return PythonModuleVariable(value, source)
+        from ..source import AttrSource
+        if hasattr(value, "_ember_ctx") and hasattr(value, "_orig_fn"):
+            # an ember.compile'd function called from compiled code: inline the original
+            return self.wrap(value._orig_fn, AttrSource(source, "_orig_fn") if source else None)
+        if type(value).__name__ == "OptimizedModule" and hasattr(value, "_ember_ctx"):
+            return self.wrap(value._orig_mod, DictAttrSource(source, "_modules", "_orig_mod")
+                             if source else None)
         self._guard_identity(value, source)
         return self._wrap_callable_or_object(value, source)
 
@@ -170,7 +200,10 @@ class VariableBuilder:
                 getattr(builtins, getattr(value, "__name__", ""), None) is value):
             if getattr(value, "__self__", None) is not None and not isinstance(
                     value.__self__, types.ModuleType):
-                unsupported(f"builtin method {value!r} of a {type(value.__self__).__name__}")
+                # a C method bound to an object: opaque (calling it is a graph break)
+                if source is not None:
+                    self.og.guards.type(source, value)
+                return UserDefinedObjectVariable(value, source)
             return BuiltinVariable(value, source)
         if isinstance(value, type):
             return UserDefinedClassVariable(value, source)

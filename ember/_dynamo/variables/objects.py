@@ -24,6 +24,7 @@ def _class_attr(cls, name):
 class _ObjectVariable(VariableTracker):
     def __init__(self, value, source=None):
         self.value, self.source = value, source
+        self.pending = {}          # attributes set in the region (applied after the graph)
 
     def python_type(self):
         return type(self.value)
@@ -65,6 +66,8 @@ class _ObjectVariable(VariableTracker):
 
 class UserDefinedObjectVariable(_ObjectVariable):
     def var_getattr(self, tx, name):
+        if name in self.pending:
+            return self.pending[name]
         obj = self.value
         cls = type(obj)
         if "__getattr__" in cls.__dict__ or cls.__getattribute__ is not object.__getattribute__:
@@ -88,6 +91,8 @@ class NNModuleVariable(_ObjectVariable):
     buffers are graph inputs named by their attribute path."""
 
     def var_getattr(self, tx, name):
+        if name in self.pending:
+            return self.pending[name]
         m = self.value
         if name in ("items", "values", "keys", "__len__", "__getitem__", "__iter__") and \
                 _is_container(m):
@@ -188,6 +193,9 @@ def _is_container(m):
 
 class UserDefinedClassVariable(_ObjectVariable):
     def var_getattr(self, tx, name):
+        from ...autograd.function import Function
+        if name == "apply" and issubclass(self.value, Function):
+            return FunctionApplyVariable(self.value)
         attr = inspect.getattr_static(self.value, name)
         if isinstance(attr, classmethod):
             return UserMethodVariable(attr.__func__, self)
@@ -206,6 +214,18 @@ class UserDefinedClassVariable(_ObjectVariable):
         if issubclass(cls, Function):
             unsupported(f"constructing autograd.Function {cls.__name__}")
         return tx.construct_user_object(self, args, kwargs)
+
+
+class FunctionApplyVariable(VariableTracker):
+    """`MyFunction.apply`: one graph node calling the real Function, so its forward runs
+    and its backward is the user's, as in eager (the forward is checked on fake tensors)."""
+
+    def __init__(self, cls):
+        self.cls = cls
+
+    def call_function(self, tx, args, kwargs):
+        return tx.call_opaque(self.cls.apply, args, kwargs,
+                              name=f"{self.cls.__name__}.apply")
 
 
 class PythonModuleVariable(_ObjectVariable):

@@ -577,6 +577,14 @@ class Module:
 
     __call__ = _call_impl
 
+    def compile(self, *args, **kwargs):
+        """Compiles this module's forward in place (ember.compile's options); hooks still
+        run around it, and state_dict keys do not change (unlike ember.compile(module))."""
+        import types
+        from ... import compile as _compile
+        self.__dict__["forward"] = _compile(types.MethodType(type(self).forward, self),
+                                            *args, **kwargs)
+
     def _hooked_call(self, fwd, args, kwargs):
         prof = _prof_state.ACTIVE[0]
         if prof is not None:
