@@ -223,3 +223,17 @@ def test_proxy_by_hand_decomposition():
     assert "relu" not in new.code and "ember.abs" in new.code
     t = ember.tensor([-1.0, 2.0])
     np.testing.assert_allclose(new(t).numpy(), [1.0, 3.0])
+
+
+def test_fake_tensor_prop_fills_meta_val_without_compute():
+    from ember.fx.passes.fake_tensor_prop import FakeTensorProp
+    m = make_net(ember)()
+    gm = fx.symbolic_trace(m)
+    out = FakeTensorProp(gm).propagate(ember.randn(64, 3, 32, 32))
+    assert out[0].shape == (64, 3) and out[0]._fake
+    vals = {n.name: n.meta["val"] for n in gm.graph.nodes if n.op != "output"}
+    assert tuple(vals["conv"].shape) == (64, 4, 32, 32) and vals["conv"]._fake
+    assert vals["getitem"] == 4          # a Python int stays an int
+    assert not m.conv.weight._fake       # parameters are real again
+    s = gm.print_readable(print_output=False)
+    assert 'conv: "f32[64, 4, 32, 32]" = self.conv(x)' in s

@@ -4,13 +4,14 @@ metadata in `node.meta['tensor_meta']` (torch.fx.passes.shape_prop).
 Note: with a `fake_mode` the run computes shapes only (ember's FakeTensorMode runs the
 registry's meta functions), so large models cost no real compute.
 """
+import contextlib
 from typing import Any, NamedTuple
 
 from ..._tensor import Tensor
 from ..interpreter import Interpreter
 from ..node import map_aggregate
 
-__all__ = ["TensorMetadata", "ShapeProp"]
+__all__ = ["TensorMetadata", "ShapeProp", "fake_parameters"]
 
 
 class TensorMetadata(NamedTuple):
@@ -84,16 +85,23 @@ class ShapeProp(Interpreter):
         if self.fake_mode is None:
             return super().run(*args)
         args = [self.fake_mode.from_tensor(t) if isinstance(t, Tensor) else t for t in args]
-        # parameters and buffers are swapped for fakes during the run, then put back
-        swapped = []
-        try:
-            for mod in self.module.modules():
-                for reg in (mod._parameters, mod._buffers):
-                    for k, v in reg.items():
-                        if isinstance(v, Tensor):
-                            swapped.append((reg, k, v))
-                            reg[k] = self.fake_mode.from_tensor(v)
+        with fake_parameters(self.module, self.fake_mode):
             return super().run(*args)
-        finally:
-            for reg, k, v in swapped:
-                reg[k] = v
+
+
+@contextlib.contextmanager
+def fake_parameters(module, mode):
+    """Inside: every parameter and buffer of `module` is replaced by its fake (from
+    `mode`); the real ones are put back on exit, also on error."""
+    swapped = []
+    try:
+        for mod in module.modules():
+            for reg in (mod._parameters, mod._buffers):
+                for k, v in reg.items():
+                    if isinstance(v, Tensor) and not v._fake:
+                        swapped.append((reg, k, v))
+                        reg[k] = mode.from_tensor(v)
+        yield
+    finally:
+        for reg, k, v in swapped:
+            reg[k] = v
