@@ -87,6 +87,8 @@ def clip(a, a_min=NoValue, a_max=NoValue, out=None, *, min=NoValue, max=NoValue,
     a_min = None if a_min is NoValue else a_min
     a_max = None if a_max is NoValue else a_max
     x = asarray(a)
+    if x.dtype.is_complex:
+        raise Unsupported("numpy.clip of complex arrays is not traced")
     if a_min is None and a_max is None:
         return ember.clone(x)
     if a_min is None:

@@ -124,7 +124,7 @@ def _minmax(name, ember_fn, combine):
     def red(a, axis=None, out=None, keepdims=NoValue, initial=NoValue, where=NoValue):
         check_out(name, out)
         _no_where(name, where)
-        x = asarray(a)
+        x = _no_complex(asarray(a), name)
         axes = norm_axes(axis, x.ndim)
         if initial is NoValue:
             _check_nonempty(x, axes, "maximum" if "max" in name else "minimum")
@@ -155,7 +155,7 @@ def ptp(a, axis=None, out=None, keepdims=NoValue):
 def _argext(name, ember_fn):
     def red(a, axis=None, out=None, *, keepdims=NoValue):
         check_out(name, out)
-        x = asarray(a)
+        x = _no_complex(asarray(a), name)
         if x.dtype is D.bool:
             x = x.to(D.uint8)
         if axis is None:
@@ -178,15 +178,26 @@ argmin = _argext("argmin", ember.argmin)
 def all(a, axis=None, out=None, keepdims=NoValue, *, where=NoValue):
     check_out("all", out)
     _no_where("all", where)
-    x = asarray(a)
+    x = _truth(asarray(a))
     return _reduce(x, axis, keepdims, lambda t, dims: ember.all(t, dim=dims))
 
 
 def any(a, axis=None, out=None, keepdims=NoValue, *, where=NoValue):
     check_out("any", out)
     _no_where("any", where)
-    x = asarray(a)
+    x = _truth(asarray(a))
     return _reduce(x, axis, keepdims, lambda t, dims: ember.any(t, dim=dims))
+
+
+def _truth(x):
+    return x if x.dtype is D.bool else x != 0
+
+
+def _no_complex(x, name):
+    if x.dtype.is_complex:
+        raise Unsupported(f"numpy.{name} of complex arrays (NumPy's lexicographic order) "
+                          "is not traced")
+    return x
 
 
 def _scan(name, ember_fn):
@@ -325,7 +336,7 @@ def _sorted_last(x, axis):
     """x (as a float dtype) with the reduced axes merged into a sorted last dim, the
     axes reduced, and the dtype."""
     axes = norm_axes(axis, x.ndim)
-    d = float_dtype_for(x.dtype)
+    d = float_dtype_for(_no_complex(x, "median").dtype)
     t = cast(x, d)
     t = t.unsqueeze(-1) if not axes else _collapse(t, axes)
     return ember.sort(t, dim=-1).values, axes, d

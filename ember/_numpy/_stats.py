@@ -228,7 +228,7 @@ def vecdot(x1, x2, /, out=None, *, axis=-1, casting="same_kind", order="K", dtyp
         a = ember.conj_physical(a)
     if d is D.bool:
         return ember.any(a & b, dim=-1)
-    return ember.sum(a * b, dim=-1)
+    return ember.sum(a * b, dim=-1, dtype=d)
 
 
 def astype(x, dtype, /, *, copy=True, device=None):

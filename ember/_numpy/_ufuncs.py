@@ -46,13 +46,49 @@ def _abs(x):
 
 
 def _sign(x):
+    if x.dtype.is_complex:
+        return ember.sgn(x)         # NumPy 2: z / |z| (0 at 0)
     s = ember.sign(x)
     return ember.where(ember.isnan(x), x, s) if x.dtype.is_floating_point else s
 
 
 def _identity_if_int(fn):
     def op(x):
+        if x.dtype.is_complex:
+            return ember.complex(fn(ember.real(x)), fn(ember.imag(x)))
         return fn(x) if x.dtype.is_floating_point else ember.clone(x)
+    return op
+
+
+def _lex(strict, greater):
+    """NumPy's complex order (real part first, then imaginary; the CLT/CLE macros)."""
+    def cmp(a, b):
+        x, y = (a, b) if not greater else (b, a)
+        xr, xi, yr, yi = ember.real(x), ember.imag(x), ember.real(y), ember.imag(y)
+        first = (xr < yr) & (xi == xi) & (yi == yi)
+        second = (xr == yr) & ((xi < yi) if strict else (xi <= yi))
+        return first | second
+    return cmp
+
+
+def _ordered(real_fn, strict, greater):
+    lex = _lex(strict, greater)
+
+    def op(a, b):
+        return lex(a, b) if a.dtype.is_complex else real_fn(a, b)
+    return op
+
+
+def _extreme(real_fn, greater, nan_first):
+    """maximum/minimum (NaN wins) and fmax/fmin (NaN loses) on complex by NumPy's order."""
+    ge = _lex(False, greater)
+
+    def op(a, b):
+        if not a.dtype.is_complex:
+            return real_fn(a, b)
+        an, bn = ember.isnan(a), ember.isnan(b)
+        pick_a = (an | (ge(a, b) & ~bn)) if nan_first else (bn | (ge(a, b) & ~an))
+        return ember.where(pick_a, a, b)
     return op
 
 
@@ -122,10 +158,14 @@ UFUNC_IMPLS = {
     "deg2rad": ember.deg2rad, "radians": ember.deg2rad, "rad2deg": ember.rad2deg,
     "degrees": ember.rad2deg, "floor": _identity_if_int(ember.floor),
     "ceil": _identity_if_int(ember.ceil), "trunc": _identity_if_int(ember.trunc),
-    "rint": _identity_if_int(ember.round), "maximum": ember.maximum,
-    "minimum": ember.minimum, "fmax": ember.fmax, "fmin": ember.fmin,
-    "equal": ember.eq, "not_equal": ember.ne, "less": ember.lt, "less_equal": ember.le,
-    "greater": ember.gt, "greater_equal": ember.ge, "logical_and": ember.logical_and,
+    "rint": _identity_if_int(ember.round),
+    "maximum": _extreme(ember.maximum, True, True),
+    "minimum": _extreme(ember.minimum, False, True),
+    "fmax": _extreme(ember.fmax, True, False), "fmin": _extreme(ember.fmin, False, False),
+    "equal": ember.eq, "not_equal": ember.ne, "less": _ordered(ember.lt, True, False),
+    "less_equal": _ordered(ember.le, False, False),
+    "greater": _ordered(ember.gt, True, True),
+    "greater_equal": _ordered(ember.ge, False, True), "logical_and": ember.logical_and,
     "logical_or": ember.logical_or, "logical_xor": ember.logical_xor,
     "logical_not": ember.logical_not, "bitwise_and": ember.bitwise_and,
     "bitwise_or": ember.bitwise_or, "bitwise_xor": ember.bitwise_xor,
@@ -191,7 +231,9 @@ def make_ufunc(uf):
         for x, d in zip(ops, ins):
             ed = to_ember_dtype(d, name)
             if isinstance(x, Tensor):
-                x = x if x.dtype is ed else x.to(ed)
+                x = x if x.dtype is ed else (x != 0) if ed is D.bool else x.to(ed)
+            elif ed is D.bool:
+                x = ember.full((), bool(x), dtype=ed)       # NumPy casts to bool by truth
             else:
                 # A scalar becomes a 0-d tensor of the loop dtype: ember's binary ops
                 # then compute exactly in that dtype (and not all take Python scalars).

@@ -48,6 +48,8 @@ def _unary_samples(name):
     lo = 1 if name == "reciprocal" else -3      # NumPy's int 1/0 is platform garbage
     for dt in DTYPES + (np.int8, np.float16):
         out += [S(A((3, 4), dt, lo)), S(A((), dt, lo)), S(A((0,), dt, lo))]
+    for dt in (np.complex128, np.complex64, np.uint8, np.int16):
+        out.append(S(A((2, 3), dt, lo)))
     out += [S(SPECIAL), S(SPECIAL.astype(F32)), S(np.float64(0.5)), S(2.5)]
     return out
 
@@ -70,6 +72,11 @@ def _binary_samples(name):
             S(A((2, 3), np.int8, lo), 1000),                               # out of range
             S(SPECIAL, SPECIAL[::-1].copy()),
             S(2, 3), S(2.5, 3)]
+    for dt in (np.complex128, np.uint8, np.int16, np.float16):
+        out += [S(A((2, 3), dt, lo), A((2, 3), dt, lo)), S(A((2, 3), dt, lo), 2)]
+    c = np.array([1 + 1j, 1 + 2j, np.nan + 0j, 2 - 1j, 1 + np.nan * 1j])
+    out.append(S(c, c[::-1].copy()))                                       # complex order
+    out.append(S(A((2,), np.complex64), 2.5))
     return out
 
 
