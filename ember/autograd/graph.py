@@ -482,7 +482,8 @@ class OneOutputNode(OpNode):
     """The node of a one-output op (record's and record_binary's): an OpNode that is
     its own ctx (one object fewer per recorded op); `ctx.args`/`ctx.out` read the
     same slots."""
-    _args = _out = needs_input_grad = shapes = dtypes = None
+    _args = needs_input_grad = shapes = dtypes = None
+    _out = ()                # nothing saved of the output (save_out ops set a SavedTensor)
 
     @property
     def ctx(self):
@@ -582,7 +583,8 @@ def _record_one(op, args, out):
     node.needs_input_grad = tuple(needs)
     node.shapes = shapes
     node.dtypes = dtypes
-    node._out = saved_output(out) if op.save_out else ()
+    if op.save_out:
+        node._out = saved_output(out)
     d = out._dtype
     if d._kind >= 2 and not (op.nondiff_outputs and 0 in op.nondiff_outputs):
         out._grad_fn = node
@@ -646,7 +648,8 @@ def record_binary(op, a, b, extra, out):
     node.shapes = (a._data.shape, b._data.shape)
     d = out._dtype
     node.dtypes = (a._dtype, b._dtype)
-    node._out = saved_output(out) if op.save_out else ()
+    if op.save_out:
+        node._out = saved_output(out)
     # no out_meta: with one output, a None grad means all are None and the node is skipped
     if d._kind >= 2:
         out._grad_fn = node

@@ -132,7 +132,9 @@ def _copy_kernel(dst, src, non_blocking=False):
     """Write src (broadcast, cast; complex to real keeps the real part) into dst."""
     if src.dtype.kind == "c" and dst.dtype.kind != "c":
         src = src.real
-    np.copyto(dst, np.broadcast_to(src, dst.shape), casting="unsafe")
+    if src.shape != dst.shape:      # broadcast_to is stricter than copyto (no extra 1-dims)
+        src = np.broadcast_to(src, dst.shape)
+    np.copyto(dst, src, casting="unsafe")
     return dst
 
 

@@ -109,7 +109,7 @@ def _threshold_backward_decomp(g, out, threshold):
 
 THRESHOLD_BACKWARD = register(
     "threshold_backward",
-    lambda g, out, threshold: np.where(out <= threshold, 0, g).astype(g.dtype),
+    lambda g, out, threshold: np.where(out <= threshold, 0, g).astype(g.dtype, copy=False),
     meta=lambda g, out, threshold: (tuple(g.shape), g.dtype), vjp=_threshold_backward_vjp,
     save=(1, 2), tags=("pointwise",), decomp=_threshold_backward_decomp,
                               schema="threshold_backward(Tensor grad_output, Tensor self, "

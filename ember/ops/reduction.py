@@ -85,7 +85,14 @@ def _acc_dtype(a, dtype):
 
 def _sum_kernel(a, dims, keepdim, dtype):
     acc, out = _acc_dtype(a, dtype)
-    return np.asarray(np.sum(a, axis=dims, keepdims=keepdim, dtype=acc)).astype(out, copy=False)
+    # np.add.reduce is what np.sum calls on an ndarray, without its Python wrapper
+    r = _add_reduce(a, axis=dims, keepdims=keepdim, dtype=acc)
+    if r.__class__ is not np.ndarray:
+        r = np.asarray(r)
+    return r if r.dtype == out else r.astype(out)
+
+
+_add_reduce = np.add.reduce
 
 
 def _sum_vjp(ctx, g):

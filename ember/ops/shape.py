@@ -335,7 +335,7 @@ def _permute_vjp(ctx, g):
     return (g.permute(inv), None)
 
 
-PERMUTE = register("permute", lambda a, dims: np.transpose(a, dims), view=True, save=(1,),
+PERMUTE = register("permute", lambda a, dims: a.transpose(dims), view=True, save=(1,),
                    meta=lambda a, dims: (tuple(a.shape[d] for d in dims), a.dtype),
                    vjp=_permute_vjp,
                    schema="permute(Tensor(a) self, int[] dims) -> Tensor(a)", tags=("prim",))
