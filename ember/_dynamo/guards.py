@@ -49,6 +49,10 @@ class GuardSet:
                                     None if t.is_contiguous() else t._data.strides,
                                     tuple(dynamic_dims)))
 
+    def ndarray(self, source, a, dynamic_dims=()):
+        self.add(source, "ndarray", (a.dtype, tuple(a.shape), tuple(dynamic_dims),
+                                     a.flags.c_contiguous))
+
     def constant(self, source, value):
         self.add(source, "const", value)
 
@@ -104,6 +108,14 @@ class GuardSet:
                         conds.append(f"{x}._data.strides == {strides!r}")
                 text.append(f"TENSOR_MATCH: {expr} {typ.__name__}{list(shape)} {dt} "
                             f"requires_grad={rg}" + (f" dynamic dims {list(dyn)}" if dyn else ""))
+            elif kind == "ndarray":
+                dt, shape, dyn, contig = p
+                conds = [f"type({x}) is np.ndarray", f"{x}.dtype == {c(dt)}",
+                         f"{x}.ndim == {len(shape)}", f"{x}.flags.c_contiguous is {contig}"]
+                conds += [f"{x}.shape[{i}] >= 2" if i in dyn else f"{x}.shape[{i}] == {n}"
+                          for i, n in enumerate(shape)]
+                text.append(f"NDARRAY_MATCH: {expr} {dt}{list(shape)}" +
+                            (f" dynamic dims {list(dyn)}" if dyn else ""))
             elif kind == "const":
                 if p is None or isinstance(p, bool):
                     conds = [f"{x} is {p}"]
@@ -138,8 +150,8 @@ class GuardSet:
         text.append(f"GLOBAL_STATE: grad_mode={gs[0]} inference={gs[1]} default_dtype={gs[2]} "
                     f"autocast={gs[3]}/{gs[4]} deterministic={gs[5]}")
         if self.symbols:
-            for name, (expr, dim) in self.symbols.items():
-                lines.append(f"{name} = {v(expr)}._data.shape[{dim}]")
+            for name, (expr, dim, attr) in self.symbols.items():
+                lines.append(f"{name} = {v(expr)}{attr}.shape[{dim}]")
             for a, op, b, out in (self.shape_env.guards if self.shape_env else ()):
                 cond = f"({a}) {op} ({b})"
                 lines.append(f"if ({cond}) is not {bool(out)}: return False")

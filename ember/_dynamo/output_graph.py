@@ -85,7 +85,11 @@ class OutputGraph:
         _check_constraints(t, source)
         fake = self.fake_mode.from_tensor(t, dynamic_dims=dims)
         if source is not None:
-            self.guards.tensor(source, t, [d for d in dims if t.shape[d] > 1])
+            dyn = [d for d in dims if t.shape[d] > 1]
+            if is_numpy is not False:
+                self.guards.ndarray(source, is_numpy, dyn)
+            else:
+                self.guards.tensor(source, t, dyn)
         name = _placeholder_name(source)
         node = self._placeholder(name)
         node.meta["val"] = fake
@@ -93,7 +97,7 @@ class OutputGraph:
         tv = TensorVariable(fake, source, real=t, is_numpy=is_numpy)
         self.node_of[id(fake)] = node
         self.keep += [fake, t]
-        self.inputs.append((source, t, is_numpy))
+        self.inputs.append((source, t, is_numpy is not False))
         self.input_vars[id(t)] = tv
         marked = getattr(t, "_dynamo_marked", ())
         for d, n in enumerate(fake.shape):
@@ -101,13 +105,14 @@ class OutputGraph:
                 self.marked[str(n)] = (source.expr(), d)
             if isinstance(n, SymInt) and str(n) not in self.sym_source:
                 self.sym_source[str(n)] = (node, d)
-                self.guards.symbols[str(n)] = (source.expr(), d)
+                self.guards.symbols[str(n)] = (source.expr(), d,
+                                               "" if is_numpy is not False else "._data")
         return tv
 
     def numpy_input(self, arr, source):
         from .. import from_numpy
         t = from_numpy(arr)
-        return self.tensor_input(t, source, is_numpy=True)
+        return self.tensor_input(t, source, is_numpy=arr)
 
     def _placeholder(self, name):
         g = self.graph

@@ -59,6 +59,10 @@ class ResumeIterator:
     def remaining(self):
         return self.items[self.pos:]
 
+    @property
+    def nleft(self):
+        return len(self.items) - self.pos
+
 
 class _GradCtx:
     def __init__(self, mode, prev):

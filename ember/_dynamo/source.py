@@ -109,6 +109,18 @@ class ItemSource(Source):
         return f"{self.base.expr()}[{self.index!r}]"
 
 
+class ResumeItemSource(Source):
+    """Item k still ahead of a for loop's iterator at a graph break."""
+    __slots__ = ("base", "k")
+
+    def __init__(self, base, k):
+        self.base, self.k = base, k
+
+    def expr(self):
+        b = self.base.expr()
+        return f"{b}.items[{b}.pos + {self.k}]"
+
+
 class TypeSource(Source):
     __slots__ = ("base",)
 

@@ -288,6 +288,11 @@ class InstructionTranslatorBase:
             return v.r
         if isinstance(v, NNModuleVariable):
             return v.value
+        if hasattr(v, "value") and not isinstance(v, (UserDefinedObjectVariable,)):
+            return v.value                 # classes (np.float32, dtypes), modules
+        if isinstance(v, UserDefinedObjectVariable) and type(v.value).__module__ in (
+                "numpy", "numpy.dtypes"):
+            return v.value                 # np.dtype objects
         unsupported(f"passing {v} to an ember function")
 
     def binary_op(self, fn, a, b):
@@ -431,9 +436,17 @@ class InstructionTranslatorBase:
 
     def numpy_binary(self, fn, a, b):
         from .. import _numpy
-        return self._numpy_wrap(self.call_ember(
-            lambda x, y: _numpy.binary_op(fn.__name__, x, y), [_plain(a), _plain(b)], {},
-            name=fn.__name__))
+        name = fn.__name__
+        if name.startswith("i") and name not in ("is_", "is_not") and isinstance(
+                a, TensorVariable) and a.is_numpy:
+            op = _numpy.inplace_op
+        else:
+            op = _numpy.binary_op
+        out = self.call_ember(lambda x, y: op(name, x, y), [_plain(a), _plain(b)], {},
+                              name=name)
+        if op is _numpy.inplace_op and isinstance(out, TensorVariable):
+            return a if out.fake is a.fake else self._numpy_wrap(out)
+        return self._numpy_wrap(out)
 
     def _numpy_wrap(self, v):
         if isinstance(v, TensorVariable):
@@ -531,7 +544,10 @@ class InstructionTranslatorBase:
         name = ins.argval
         c = self.cells.get(name)
         if c is None:
-            c = self.cells[name] = _Cell(self.load_free(name))
+            self.load_free(name)
+            c = self.cells[name]
+        elif isinstance(c.value, _LazyCell):
+            self.cell_value(name)            # read the frame's cell before sharing it
         self.push(_CellVariable(c))
 
     def LOAD_ATTR(self, ins):
@@ -594,6 +610,10 @@ class InstructionTranslatorBase:
     def call(self, fn, args, kwargs):
         if isinstance(fn, BuiltinVariable) or isinstance(fn, EmberFunctionVariable):
             target = fn.fn
+            if getattr(target, "__name__", "") in ("from_numpy", "as_tensor", "asarray") and \
+                    args and isinstance(args[0], TensorVariable) and args[0].is_numpy and \
+                    len(args) == 1 and not kwargs:
+                return _plain(args[0])        # the same memory, seen as a tensor again
             if _is_numpy_callable(target):
                 return self.numpy_call(target, args, kwargs)
         return fn.call_function(self, args, kwargs)
@@ -647,6 +667,10 @@ class InstructionTranslatorBase:
 
     def _unary(self, fn):
         v = self.pop()
+        if isinstance(v, TensorVariable) and v.is_numpy:
+            from .. import _numpy
+            return self._numpy_wrap(self.call_ember(
+                lambda x: _numpy.unary_op(fn.__name__, x), [_plain(v)], {}, name=fn.__name__))
         if isinstance(v, TensorVariable):
             return self.call_ember(fn, [v], {}, name=fn.__name__)
         return wrap_constant_result(fn(v.as_python_constant()))
@@ -669,6 +693,9 @@ class InstructionTranslatorBase:
     def STORE_SUBSCR(self, ins):
         key, obj, val = self.pop(), self.pop(), self.pop()
         if isinstance(obj, TensorVariable):
+            if obj.is_numpy:
+                self.numpy_method(obj, "__setitem__", [key, val], {})
+                return
             self.call_ember(operator.setitem, [obj, key, val], {}, name="__setitem__")
             return
         obj.call_method(self, "__setitem__", [key, val], {})
@@ -1011,13 +1038,9 @@ class InstructionTranslator(InstructionTranslatorBase):
         self.start_offset = offset
 
     def _wrap_stack(self, v, i):
-        from .runtime import NULL_OBJ, ResumeIterator
+        from .runtime import NULL_OBJ
         if v is NULL_OBJ:
             return NULL
-        if isinstance(v, ResumeIterator):
-            return IteratorVariable([self.builder.wrap(x, StackSource(i).__class__(i)
-                                                       if False else _ResumeItem(i, k))
-                                     for k, x in enumerate(v.remaining())])
         return self.builder.wrap(v, StackSource(i))
 
     def load_initial_local(self, name):
@@ -1079,12 +1102,3 @@ class _LazyCell:
         self.source = source
 
 
-class _ResumeItem(StackSource):
-    __slots__ = ("k",)
-
-    def __init__(self, index, k):
-        super().__init__(index)
-        self.k = k
-
-    def expr(self):
-        return f"S[{self.index}].items[S[{self.index}].pos + {self.k}]"

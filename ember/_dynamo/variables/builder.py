@@ -126,6 +126,15 @@ class VariableBuilder:
             return ConstantVariable(value, source)
         if isinstance(value, np.ndarray):
             return self.og.numpy_input(value, source)
+        from ..runtime import ResumeIterator
+        if type(value) is ResumeIterator:         # a for loop's iterator live at a break
+            from ..source import AttrSource, ResumeItemSource
+            from .containers import IteratorVariable
+            if source is None:
+                return IteratorVariable([self.wrap(x, None) for x in value.remaining()])
+            g.constant(AttrSource(source, "nleft"), value.nleft)
+            return IteratorVariable([self.wrap(x, ResumeItemSource(source, k))
+                                     for k, x in enumerate(value.remaining())])
         from ...nn.modules.module import Module
         if isinstance(value, Module):
             if source is not None:
@@ -184,6 +193,9 @@ class VariableBuilder:
         if isinstance(value, type) and value in (gm.no_grad, gm.enable_grad,
                                                  gm.set_grad_enabled, gm.inference_mode):
             return GradModeClassVariable(value, source)
+        from ..symbolic_convert import _is_numpy_callable
+        if _is_numpy_callable(value) and not isinstance(value, type):
+            return NumpyFunctionVariable(value, source)
         if is_allowed(value) and not isinstance(value, types.MethodType):
             return EmberFunctionVariable(value, source)
         if isinstance(value, types.FunctionType):
@@ -212,6 +224,13 @@ class VariableBuilder:
         if source is not None:
             self.og.guards.type(source, value)
         return UserDefinedObjectVariable(value, source)
+
+
+class NumpyFunctionVariable(EmberFunctionVariable):
+    """A NumPy function: traced through its ember implementation (ember._numpy)."""
+
+    def call_function(self, tx, args, kwargs):
+        return tx.numpy_call(self.fn, args, kwargs)
 
 
 class _Disabled(UserFunctionVariable):

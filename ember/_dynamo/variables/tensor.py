@@ -18,7 +18,8 @@ _META_ATTRS = {"shape", "dtype", "device", "ndim", "requires_grad", "is_leaf", "
 
 class TensorVariable(VariableTracker):
     def __init__(self, fake, source=None, real=None, is_numpy=False):
-        self.fake, self.source, self.real, self.is_numpy = fake, source, real, is_numpy
+        self.fake, self.source, self.real = fake, source, real
+        self.is_numpy = is_numpy is not False
 
     def python_type(self):
         return type(self.real) if self.real is not None else type(self.fake)
