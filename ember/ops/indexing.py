@@ -409,6 +409,8 @@ def _check_bounds(index, n, dim):
 
 
 def _gather_kernel(a, dim, index, sparse_grad=False):
+    if index.size == 0:                          # no shape rule applies to an empty index
+        return np.empty(index.shape, a.dtype)
     if a.ndim == 0:
         a = a.reshape(1)
     idx = index.reshape(1) if index.ndim == 0 else index
@@ -440,7 +442,8 @@ def _check_gather_like(opname, self, dim, index, src=None):
         raise TypeError(f"{opname}(): argument 'index' must be Tensor, not "
                         f"{type(index).__name__}")
     d = _wrap_dim(dim, self._data.ndim, opname)
-    if index._dtype is not D.int64 and index._dtype is not D.int32:
+    if index._dtype is not D.int64 and index._dtype is not D.int32 and \
+            (index._data.size or opname != "gather"):     # an empty gather index: any dtype
         raise RuntimeError(f"{opname}(): Expected dtype int32/int64 for index")
     if isinstance(src, Tensor) and src._dtype is not self._dtype:
         raise RuntimeError(f"{opname}(): Expected self.dtype to be equal to src.dtype")

@@ -161,7 +161,9 @@ def _triplet_margin(a, p_, n, margin, p, eps, swap, reduction):
 # ------------------------------------------------------------ margin (class) losses
 
 def _vector_or_matrix(x):
-    if not ((x.dim() == 1 and x.shape[0] != 0) or (x.dim() == 2 and x.shape[1] != 0)):
+    """A 0-d input is one sample of one class (PyTorch accepts it; its loss is 0)."""
+    if not (x.dim() == 0 or (x.dim() == 1 and x.shape[0] != 0)
+            or (x.dim() == 2 and x.shape[1] != 0)):
         raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch "
                            f"size, but got: {list(x.shape)}")
 
@@ -174,8 +176,8 @@ def _check_index_dtype(t):
 def _multi_margin(x, t, p, margin, weight, reduction):
     _vector_or_matrix(x)
     _check_index_dtype(t)
-    n = 1 if x.dim() == 1 else x.shape[0]
-    c = x.shape[-1]
+    n = 1 if x.dim() <= 1 else x.shape[0]
+    c = x.shape[-1] if x.dim() else 1
     if not (t.dim() <= 1 and t.numel() == n):
         raise RuntimeError("multi_margin_loss: target tensor should be 1-D with size equal to "
                            "the number of input samples (batch size). Expected target size "
@@ -196,7 +198,7 @@ def _multi_margin(x, t, p, margin, weight, reduction):
         z = z * weight.reshape(-1)[t2.reshape(-1)].reshape(n, 1)
     z = where(arange(c) == t2, z.new_zeros(()), z)
     loss = z.sum(1) / c
-    return _reduce(loss.reshape(t.shape) if x.dim() == 1 else loss, reduction)
+    return _reduce(loss.reshape(t.shape) if x.dim() <= 1 else loss, reduction)
 
 
 def _multilabel_margin(x, t, reduction):
@@ -205,8 +207,8 @@ def _multilabel_margin(x, t, reduction):
     if tuple(t.shape) != tuple(x.shape):
         raise RuntimeError(f"inconsistent target size: {list(t.shape)} for input of size: "
                            f"{list(x.shape)}")
-    c = x.shape[-1]
-    n = 1 if x.dim() == 1 else x.shape[0]
+    c = x.shape[-1] if x.dim() else 1
+    n = 1 if x.dim() <= 1 else x.shape[0]
     x2, t2 = x.reshape(n, c), t.reshape(n, c)
     valid = (t2 >= 0).to(D.int64).cumprod(1).bool()      # labels before the first -1
     if not _is_meta(t) and t.numel() and bool((valid & (t2 >= c)).any()):
@@ -219,7 +221,7 @@ def _multilabel_margin(x, t, reduction):
     z = (1 - (xj.unsqueeze(2) - x2.unsqueeze(1))).clamp_min(0)     # (n, slot, class)
     mask = valid.unsqueeze(2) & ~is_target.unsqueeze(1)
     loss = where(mask, z, z.new_zeros(())).sum((1, 2)) / c
-    return _reduce(loss.reshape(()) if x.dim() == 1 else loss, reduction)
+    return _reduce(loss.reshape(()) if x.dim() <= 1 else loss, reduction)
 
 
 # the composite losses' schemas (aten's; reduction is its enum: 0 none, 1 mean, 2 sum)

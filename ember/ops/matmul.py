@@ -758,7 +758,12 @@ def tensordot(a, b, dims=2, out=None):
     """Sum over dims_a of a and dims_b of b: permute, fold to matrices, one mm."""
     da, db = _tensordot_dims(a, b, dims)
     for i, j in zip(da, db):
-        if a.shape[i] != b.shape[j]:
+        # a size-1 dimension broadcasts: sum the other side over it first (as aten does)
+        if a.shape[i] != b.shape[j] and b.shape[j] == 1:
+            a = a.sum(i, keepdim=True)
+        elif a.shape[i] != b.shape[j] and a.shape[i] == 1:
+            b = b.sum(j, keepdim=True)
+        elif a.shape[i] != b.shape[j]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a.shape[i]} in dim {i} and second has size {b.shape[j]} in "
                                f"dim {j}")

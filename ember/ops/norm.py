@@ -395,10 +395,11 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if weight is not None and list(weight.shape) != ns:
         raise RuntimeError("Expected weight to be of same shape as normalized_shape, but got "
                            f"weight of shape {list(weight.shape)} and normalized_shape = {ns}")
-    _check_floating("rms_norm", input.dtype)
+    if not input.dtype.is_complex:               # complex: x * x (not |x|^2), as PyTorch
+        _check_floating("rms_norm", input.dtype)
     comp = _comp(input.dtype)
     if eps is None:
-        eps = D.finfo(comp).eps    # the epsilon of the compute (opmath) dtype
+        eps = D.finfo(comp.to_real()).eps    # the epsilon of the compute (opmath) dtype
     x = input.to(comp)
     dims = tuple(range(input.dim() - k, input.dim()))
     out = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt() if dims else x

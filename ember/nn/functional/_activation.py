@@ -99,11 +99,12 @@ def _sigmoid_np(x):
 def _silu_vjp(ctx, g):
     x = ctx.args[0]
     s = x.sigmoid()
-    return (g * s * (1 + x * (1 - s)),)
+    d = s * (1 + x * (1 - s))
+    return (g * (d.conj() if x.is_complex() else d),)
 
 
 SILU = _fused("silu", lambda x: x * _sigmoid_np(x), lambda x: x * x.sigmoid(), _silu_vjp,
-              schema="silu(Tensor self) -> Tensor")
+              allowed={2, 3}, schema="silu(Tensor self) -> Tensor")   # complex too (PyTorch)
 
 
 def _softplus_np(x):
