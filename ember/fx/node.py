@@ -8,6 +8,7 @@ closed by the graph's root sentinel.
 """
 import builtins
 import operator
+import re
 import types
 
 __all__ = ["Node", "map_arg", "map_aggregate", "has_side_effect"]
@@ -16,7 +17,9 @@ _OPCODES = ("placeholder", "call_method", "call_module", "call_function", "get_a
             "output", "root")
 
 # Functions whose calls must stay even when their result is unused (DCE keeps them).
-_side_effectful_functions = set()
+_side_effectful_functions = {operator.setitem, operator.delitem}
+_RANDOM_NAME = re.compile(r"rand|normal|bernoulli|dropout|multinomial|uniform|exponential|"
+                          r"cauchy|geometric|poisson")
 
 
 def has_side_effect(fn):
@@ -36,21 +39,23 @@ def _registry_qualname(op):
 
 
 def _resolve(path):
-    """Import-and-getattr a dotted path; None when it does not resolve."""
+    """getattr along a dotted path from its top-level module, importing a submodule only
+    where an attribute is missing; None when it does not resolve."""
     import importlib
     parts = path.split(".")
-    for i in range(len(parts), 0, -1):
+    try:
+        obj = importlib.import_module(parts[0])
+    except Exception:
+        return None
+    for i in range(1, len(parts)):
         try:
-            obj = importlib.import_module(".".join(parts[:i]))
-        except Exception:
-            continue
-        try:
-            for p in parts[i:]:
-                obj = getattr(obj, p)
+            obj = getattr(obj, parts[i])
         except AttributeError:
-            return None
-        return obj
-    return None
+            try:
+                obj = importlib.import_module(".".join(parts[:i + 1]))
+            except Exception:
+                return None
+    return obj
 
 
 def _get_qualified_name(func):
@@ -239,19 +244,37 @@ class Node:
             return new_input if n is old_input else n
         self._update_args_kwargs(map_arg(self._args, sub), map_arg(self._kwargs, sub))
 
-    def is_impure(self):
-        """Would removing this node change the program (placeholders, outputs,
-        side-effectful calls, in-place registry ops)?"""
+    def is_impure(self, impure_random=True):
+        """Would removing this node change the program? Placeholders, outputs,
+        side-effectful functions, registry ops that mutate an argument (or draw random
+        numbers, with impure_random), and in-place methods (`x.add_(1)`; torch.fx
+        counts no call_method as impure, ember keeps them so DCE cannot drop a
+        mutation)."""
         if self.op in ("placeholder", "output"):
             return True
+        if self.op == "call_method":
+            t = self.target
+            return t.endswith("_") and not t.endswith("__")
         if self.op == "call_function":
-            if self.target in _side_effectful_functions:
-                return True
+            try:
+                if self.target in _side_effectful_functions:
+                    return True
+            except TypeError:          # unhashable target
+                pass
             tags = getattr(self.target, "tags", None)
-            if tags is not None and ("inplace" in tags or "random" in tags):
+            if isinstance(tags, (set, frozenset, tuple, list)) and (
+                    "inplace" in tags or (impure_random and "random" in tags)):
                 return True
-            schema_mut = getattr(self.target, "_schema_text", None)
-            return bool(schema_mut and "!" in schema_mut.split("->")[0])
+            schema = getattr(self.target, "_schema_text", None)
+            if isinstance(schema, str):
+                return "!" in schema.split("->")[0]
+            # ember's public functions (symbolic_trace targets): in-place by name, random
+            # by the registry's random ops they are named after
+            name = getattr(self.target, "__name__", "")
+            if str(getattr(self.target, "__module__", "")).startswith("ember") and name:
+                return (name.endswith("_") and not name.endswith("__")) or \
+                    bool(impure_random and _RANDOM_NAME.search(name))
+            return False
         if self.op == "call_module":
             mod = self.graph.owning_module
             if mod is not None:

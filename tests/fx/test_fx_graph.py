@@ -306,3 +306,29 @@ def test_inserting_after_order_is_torch_fx_order():
             g.call_function(operator.pos, ())
         return [n.name for n in g.nodes]
     assert build(fx) == build(tfx) == ["x", "abs_1", "neg", "output", "pos"]
+
+
+def test_dce_keeps_mutations_and_random_ops():
+    def f(x):
+        x.add_(1)                      # result unused, but it mutates x
+        ember.randn_like(x)            # unused, but it advances the generator
+        x * 2                          # dead
+        return x + 1
+    gm = fx.symbolic_trace(f)
+    assert gm.graph.eliminate_dead_code() is True
+    ops = [n.target for n in gm.graph.nodes if n.op != "placeholder"]
+    assert "add_" in ops and ember.randn_like in ops
+    assert operator.mul not in ops
+    gm.recompile()
+    t = ember.zeros(3)
+    ember.manual_seed(1)
+    out = gm(t)
+    assert t.tolist() == [1.0, 1.0, 1.0] and out.tolist() == [2.0, 2.0, 2.0]
+    del f, gm
+    g = fx.Graph()
+    x = g.placeholder("x")
+    r = g.call_function(REGISTRY["randn"], ([2],))
+    g.output(x)
+    assert r.is_impure() and not r.is_impure(impure_random=False)
+    assert not g.eliminate_dead_code(is_impure_node=lambda n: n.op == "placeholder"
+                                     or n.op == "output" or n is r)
