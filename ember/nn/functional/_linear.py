@@ -44,11 +44,11 @@ def _linear_meta(x, w, b):
         if b.dtype is not x.dtype:
             raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
                                f"{_dtype_name(b)} != {_dtype_name(x)}")
-        try:
-            np.broadcast_shapes(tuple(b.shape), shape)
-            ok = np.broadcast_shapes(tuple(b.shape), shape) == shape
-        except ValueError:
-            ok = False
+        # b broadcasts to shape when each of its trailing sizes is 1 or equal (compared
+        # size by size, so symbolic batch sizes are not specialized)
+        bs = tuple(b.shape)
+        ok = len(bs) <= len(shape) and all(
+            n == 1 or n == m for n, m in zip(bs[::-1], shape[::-1]))
         if not ok:
             raise RuntimeError(f"The expanded size of the tensor ({shape[-1] if shape else 1})"
                                " must match the existing size "
