@@ -18,6 +18,7 @@ _OPCODES = ("placeholder", "call_method", "call_module", "call_function", "get_a
 
 # Functions whose calls must stay even when their result is unused (DCE keeps them).
 _side_effectful_functions = {operator.setitem, operator.delitem}
+_NESTED = frozenset({tuple, list, dict, slice})
 _RANDOM_NAME = re.compile(r"rand|normal|bernoulli|dropout|multinomial|uniform|exponential|"
                           r"cauchy|geometric|poisson")
 
@@ -204,10 +205,20 @@ class Node:
         for old in self._input_nodes:
             old.users.pop(self, None)
         self._input_nodes = {}
-        self._args = map_aggregate(tuple(new_args) if new_args is not None else (),
-                                   self._track)
-        self._kwargs = map_aggregate(dict(new_kwargs) if new_kwargs is not None else {},
-                                     self._track)
+        self._args = self._track_all(tuple(new_args) if new_args is not None else ())
+        self._kwargs = self._track_all(dict(new_kwargs) if new_kwargs is not None else {})
+
+    def _track_all(self, a):
+        """Record every Node inside `a` as an input (fast path: a flat tuple/dict)."""
+        vals = a.values() if type(a) is dict else a
+        for v in vals:
+            if type(v) in _NESTED or isinstance(v, (tuple, list, dict, slice)):
+                return map_aggregate(a, self._track)
+        for v in vals:
+            if isinstance(v, Node):
+                self._input_nodes.setdefault(v)
+                v.users.setdefault(self)
+        return a
 
     def _track(self, a):
         if isinstance(a, Node):
