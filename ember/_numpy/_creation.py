@@ -108,7 +108,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     div = num - 1 if endpoint else num
     dt = result_type(start, stop, float(num))
     st, sp = _asarray(start, dt), _asarray(stop, dt)
-    y = ember.arange(num, dtype=dt).reshape((-1,) + (1,) * max(st.ndim, sp.ndim))
+    y = ember.arange(num, dtype=dt.to_real()).to(dt).reshape(
+        (-1,) + (1,) * max(st.ndim, sp.ndim))
     delta = sp - st
     if div > 0:
         step = delta / div

@@ -16,8 +16,10 @@ from ._util import (Unsupported, asarray, cast, check_out, norm_axis, result_typ
 
 
 def _common(*xs):
+    """Operands as arrays (Python scalars become strong 0-d arrays, as np.asarray makes
+    them in dot/inner/outer/tensordot) in their common dtype."""
     ts = [asarray(x) for x in xs]
-    d = result_type(*xs)
+    d = result_type(*ts)
     return [cast(t, d) for t in ts], d
 
 
@@ -151,13 +153,13 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 
 def _lin(x, name, min_nd=2, square=True):
     t = asarray(x)
-    if t.dtype in (D.float16, D.bfloat16):
-        raise TypeError(f"array type {t.dtype.np} is unsupported in linalg")
     if t.ndim < min_nd:
         raise np.linalg.LinAlgError(f"{t.ndim}-dimensional array given. Array must be at "
                                     f"least two-dimensional")
     if square and t.shape[-1] != t.shape[-2]:
         raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    if t.dtype in (D.float16, D.bfloat16):
+        raise TypeError(f"array type {t.dtype.np} is unsupported in linalg")
     return cast(t, t.dtype if t.dtype.is_floating_point or t.dtype.is_complex else D.float64)
 
 
@@ -265,6 +267,8 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if isinstance(axis, (tuple, list)) and len(axis) == 1:
         axis = axis[0]
     dim = axis if axis is None or isinstance(axis, int) else tuple(axis)
+    if d in (D.float16, D.bfloat16):        # NumPy keeps half; ember computes it in float32
+        return cast(ember.linalg.norm(t.to(D.float32), ord, dim=dim, keepdim=keepdims), d)
     return ember.linalg.norm(t, ord, dim=dim, keepdim=keepdims)
 
 
@@ -276,5 +280,6 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     t = asarray(x)
-    t = cast(t, t.dtype if t.dtype._kind >= 2 else D.float64)
-    return ember.linalg.matrix_norm(t, ord, keepdim=keepdims)
+    d = t.dtype if t.dtype._kind >= 2 else D.float64
+    t = cast(t, D.float32 if d in (D.float16, D.bfloat16) else d)
+    return cast(ember.linalg.matrix_norm(t, ord, keepdim=keepdims), d.to_real())

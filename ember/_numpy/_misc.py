@@ -89,8 +89,15 @@ def clip(a, a_min=NoValue, a_max=NoValue, out=None, *, min=NoValue, max=NoValue,
     x = asarray(a)
     if x.dtype.is_complex:
         raise Unsupported("numpy.clip of complex arrays is not traced")
+    # NumPy's _methods._clip, step by step (out-of-range Python int bounds are no bounds).
+    if x.dtype._kind == 1:
+        info = np.iinfo(x.dtype.np)
+        if type(a_min) is int and a_min <= info.min:
+            a_min = None
+        if type(a_max) is int and a_max >= info.max:
+            a_max = None
     if a_min is None and a_max is None:
-        return ember.clone(x)
+        return _U.positive(x)
     if a_min is None:
         return _U.minimum(x, a_max)
     if a_max is None:
@@ -153,18 +160,27 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     return ember.argsort(x, dim=ax, stable=True)
 
 
+def _index(i):
+    t = asarray(i)
+    if t.dtype._kind != 1:
+        raise TypeError("Cannot cast array data to int64 according to the rule 'safe'")
+    return cast(t, D.int64)
+
+
 def searchsorted(a, v, side="left", sorter=None):
     if side not in ("left", "right"):
         raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
     x = asarray(a)
     if x.ndim != 1:
         raise ValueError("object too deep for desired array")
+    if x.dtype.is_complex:
+        raise Unsupported("numpy.searchsorted of complex arrays (lexicographic order)")
     vals = v if is_weak(v) else asarray(v)
     d = result_type(x, vals)
     vt = cast(asarray(vals), d) if isinstance(vals, Tensor) else ember.full((), vals, dtype=d)
     x = cast(x, d)
     if sorter is not None:
-        x = ember.take_along_dim(x, asarray(sorter), dim=0)
+        x = ember.take_along_dim(x, _index(sorter), dim=0)
     return ember.searchsorted(x, vt, right=side == "right")
 
 

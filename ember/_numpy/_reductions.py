@@ -387,7 +387,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
     check_out("quantile", out)
     if method != "linear" or interpolation is not None or weights is not None:
         raise Unsupported("numpy.quantile: only method='linear' without weights is traced")
-    return _quantile(asarray(a), q, axis, keepdims, "quantile")
+    return _quantile(asarray(a), q, axis, keepdims, type(q) in (int, float))
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
@@ -399,25 +399,29 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     from ._ufuncs import make_ufunc
     # NumPy: q = np.true_divide(q, a.dtype.type(100) if a is float else 100)
     hundred = x.dtype.np.type(100) if x.dtype.is_floating_point else 100
-    q = make_ufunc(np.true_divide)(q if isinstance(q, (int, float)) else asarray(q), hundred)
-    return _quantile(x, q, axis, keepdims, "percentile")
+    weak = type(q) in (int, float)
+    q = make_ufunc(np.true_divide)(q if weak else asarray(q), hundred)
+    return _quantile(x, q, axis, keepdims, weak)
 
 
-def _quantile(x, q, axis, keepdims, name):
-    s, axes, d = _sorted_last(x, axis)
-    d = result_type(d, q if isinstance(q, (int, float)) else asarray(q))
-    qt = asarray(q, d)
-    s = cast(s, d)
+def _quantile(x, q, axis, keepdims, weak):
+    """NumPy's linear-method _quantile: virtual index (n-1)*q in q's dtype, gamma its
+    fractional part (a Python float, so in the array's dtype, when q was a Python scalar),
+    lerp in the result dtype."""
+    s, axes, comp = _sorted_last(x, axis)
+    qt = q if isinstance(q, ember.Tensor) else asarray(q)
+    qd = float_dtype_for(qt.dtype)
+    d = comp if weak else result_type(comp, qt)
     n = s.shape[-1]
     if n == 0:
         raise IndexError("index -1 is out of bounds for axis 0 with size 0")
-    idx = qt * (n - 1)
+    idx = cast(qt, qd) * (n - 1)
     lo = ember.floor(idx)
-    t = idx - lo
+    t = cast(cast(idx - lo, comp if weak else qd), d)
     lo_i = ember.clamp(lo.to(D.int64), 0, n - 1)
     hi_i = ember.clamp(lo_i + 1, 0, n - 1)
-    flat_q = lo_i.reshape(-1)
-    a_ = ember.index_select(s, -1, flat_q)
+    s = cast(s, d)
+    a_ = ember.index_select(s, -1, lo_i.reshape(-1))
     b_ = ember.index_select(s, -1, hi_i.reshape(-1))
     r = _lerp(a_, b_, t.reshape(-1))
     r = ember.where(ember.isnan(s[..., -1:]), s[..., -1:], r)

@@ -114,6 +114,10 @@ def _arrays(arrays, dtype, name):
     if not xs:
         raise ValueError("need at least one array to concatenate")
     d = to_ember_dtype(dtype, name) or result_type(*xs)
+    for x in xs:
+        if not np.can_cast(x.dtype.np, d.np, "same_kind"):
+            raise TypeError(f"Cannot cast array data from {x.dtype.np!r} to {d.np!r} "
+                            "according to the rule 'same_kind'")
     return [cast(x, d) for x in xs]
 
 
@@ -346,6 +350,10 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         raise Unsupported(f"numpy.take(mode={mode!r}) is not supported when tracing")
     x = asarray(a)
     idx = asarray(indices)
+    if idx.dtype._kind != 1:
+        raise TypeError("Cannot cast array data from dtype('float64') to dtype('int64') "
+                        "according to the rule 'safe'")
+    idx = cast(idx, ember.int64)
     if axis is None:
         x, ax = x.reshape(-1), 0
     else:
@@ -360,6 +368,9 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 def take_along_axis(arr, indices, axis=-1):
     x, idx = asarray(arr), asarray(indices)
+    if idx.dtype._kind != 1:
+        raise IndexError("`indices` must be an integer array")
+    idx = cast(idx, ember.int64)
     if axis is None:
         return ember.take_along_dim(x.reshape(-1), idx, dim=0)
     if idx.ndim != x.ndim:

@@ -92,8 +92,11 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
 def interp(x, xp, fp, left=None, right=None, period=None):
     if period is not None:
         raise Unsupported("numpy.interp(period=...) is not traced")
-    xt = cast(asarray(x), D.float64)
-    xpt, fpt = asarray(xp), asarray(fp)
+    xt, xpt, fpt = asarray(x), asarray(xp), asarray(fp)
+    if xt.dtype.is_complex or xpt.dtype.is_complex:
+        raise TypeError("Cannot cast array data from dtype('complex128') to "
+                        "dtype('float64') according to the rule 'safe'")
+    xt = cast(xt, D.float64)
     if xpt.ndim != 1 or fpt.ndim != 1:
         raise ValueError("object too deep for desired array")
     if xpt.shape[0] != fpt.shape[0]:
