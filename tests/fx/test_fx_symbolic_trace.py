@@ -310,3 +310,17 @@ def test_tutorial_print_graph_backend_with_compile(capsys):
     rows = [ln.split()[0] for ln in out.splitlines()[3:] if ln.strip()]
     assert rows.count("placeholder") == 2 and rows.count("call_function") == 3
     assert rows[-1] == "output"
+
+
+@pytest.mark.parametrize("arch", ["resnet18", "mobilenet_v2"])
+def test_trace_vision_models_equals_eager(arch):
+    from ember.vision import models
+    ember.manual_seed(0)
+    m = getattr(models, arch)(num_classes=10).eval()
+    gm = fx.symbolic_trace(m)
+    mods = [n.target for n in gm.graph.nodes if n.op == "call_module"]
+    assert mods[0] in ("conv1", "features.0.0") and all(
+        type(gm.get_submodule(t)).__module__.startswith("ember.nn") for t in mods)
+    x = ember.randn(1, 3, 32, 32)
+    with ember.no_grad():
+        np.testing.assert_allclose(gm(x).numpy(), m(x).numpy(), rtol=1e-5, atol=1e-6)
