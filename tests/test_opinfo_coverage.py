@@ -28,7 +28,15 @@ SUBSET = [
     "nn.functional.layer_norm", "nn.functional.embedding", "nn.functional.interpolate",
     "nn.functional.pad", "nn.functional.max_pool2d", "nn.functional.gelu",
     "nn.functional.cosine_similarity",
+    # added for the >= 98% floor (issue 16 point 7)
+    "slice", "torch.ops.aten._safe_softmax.default", "_chunk_cat", "_unsafe_masked_index",
+    "_segment_reduce", "geqrf", "ormqr", "linalg.ldl_factor", "linalg.ldl_solve",
+    "sparse.sampled_addmm", "nn.functional.linear_cross_entropy", "grid_sampler_2d",
+    "_native_batch_norm_legit", "nn.functional.fractional_max_pool2d",
 ]
+
+# the issue's goal: >= 98% of PyTorch's OpInfo samples pass, on >= 590 op names
+FLOOR_PCT, FLOOR_NAMES = 98.0, 590
 
 
 @pytest.mark.slow
@@ -40,6 +48,15 @@ def test_opinfo_subset_passes():
     assert not bad, bad
     head = opinfo_coverage.headline(per)
     assert head["op_names_passing_one"] == len(set(SUBSET))
+
+
+@pytest.mark.slow
+def test_whole_database_meets_the_floor():
+    """The full run (every OpInfo, 5 dtypes, 8 samples each; about a minute on 2 cores)."""
+    per = opinfo_coverage.measure(None, max_samples=8, workers=2, quiet=True)
+    head = opinfo_coverage.headline(per)
+    assert head["samples_pct"] >= FLOOR_PCT, head
+    assert head["op_names_passing_one"] >= FLOOR_NAMES, head
 
 
 def test_compare_catches_a_wrong_result():
@@ -265,3 +282,141 @@ def test_histogramdd():
     same = ember.histogramdd(ember.ones(2, 2), bins=[2, 3])
     tsame = torch.histogramdd(torch.ones(2, 2), bins=[2, 3])
     assert same.hist.tolist() == tsame.hist.tolist()
+
+
+def _t(x):
+    import torch
+    return torch.from_numpy(x.detach().numpy().copy()) if hasattr(x, "detach") else x
+
+
+def _close(got, want, **kw):
+    import torch
+    torch.testing.assert_close(_t(got), want, check_dtype=True, **kw)
+
+
+def test_internal_composites_match_torch():
+    """_chunk_cat, _unsafe_masked_index(_put_accumulate), _safe_softmax, segment_reduce."""
+    import numpy as np
+    import torch
+
+    import ember
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 3, 5)), rng.standard_normal((2, 4))
+    for dim, n in [(1, 3), (-1, 2), (0, 4)]:
+        if dim == -1:
+            ts = [a]
+        else:
+            ts = [a, b] if dim == 1 else [a, b[0]]
+        _close(ember._chunk_cat([ember.tensor(t) for t in ts], dim, n),
+               torch._chunk_cat([torch.tensor(t) for t in ts], dim, n))
+    x = rng.standard_normal((4, 5))
+    mask = rng.random((4, 5)) > 0.3
+    i0, i1 = rng.integers(0, 7, (4, 1)), rng.integers(-2, 8, (1, 5))
+    _close(ember._unsafe_masked_index(ember.tensor(x), ember.tensor(mask),
+                                      [ember.tensor(i0), ember.tensor(i1)], 2.5),
+           torch._unsafe_masked_index(torch.tensor(x), torch.tensor(mask),
+                                      [torch.tensor(i0), torch.tensor(i1)], 2.5))
+    v = rng.standard_normal((4, 5))
+    _close(ember._unsafe_masked_index_put_accumulate(
+        ember.tensor(x), ember.tensor(mask), [ember.tensor(i0), ember.tensor(i1)],
+        ember.tensor(v)),
+        torch._unsafe_masked_index_put_accumulate(
+            torch.tensor(x), torch.tensor(mask), [torch.tensor(i0), torch.tensor(i1)],
+            torch.tensor(v)))
+    s = np.array([[-np.inf, -np.inf, -np.inf], [1.0, -np.inf, 2.0]])
+    _close(ember._safe_softmax(ember.tensor(s), 1), torch._safe_softmax(torch.tensor(s), 1))
+    d = rng.standard_normal((2, 6, 3))
+    lengths = np.array([[0, 2, 4], [3, 3, 0]])
+    for red in ("sum", "mean", "max", "min", "prod"):
+        for init in (None, 0.5):
+            _close(ember.segment_reduce(ember.tensor(d), red, lengths=ember.tensor(lengths),
+                                        axis=1, initial=init),
+                   torch.segment_reduce(torch.tensor(d), red, lengths=torch.tensor(lengths),
+                                        axis=1, initial=init), equal_nan=True)
+
+
+def test_raw_lapack_factorizations_match_torch():
+    import numpy as np
+    import torch
+
+    import ember
+    rng = np.random.default_rng(1)
+    for dt in (np.float64, np.complex128):
+        A = (rng.standard_normal((2, 5, 3)) + (1j * rng.standard_normal((2, 5, 3))
+                                               if dt is np.complex128 else 0)).astype(dt)
+        C = rng.standard_normal((2, 5, 4)).astype(dt)
+        ga, gt = ember.geqrf(ember.tensor(A)), torch.geqrf(torch.tensor(A))
+        _close(ga[0], gt[0])
+        _close(ga[1], gt[1])
+        for left, tr in [(True, False), (True, True), (False, True)]:
+            c = C if left else rng.standard_normal((2, 4, 5)).astype(dt)    # (.., 5) on Q
+            _close(ember.ormqr(ga[0], ga[1], ember.tensor(c), left, tr),
+                   torch.ormqr(gt[0], gt[1], torch.tensor(c), left, tr))
+        S = A[..., :3, :] + np.swapaxes(A[..., :3, :], -1, -2)
+        B = rng.standard_normal((2, 3, 2)).astype(dt)
+        ld, piv = ember.linalg.ldl_factor(ember.tensor(S))
+        tld, tpiv = torch.linalg.ldl_factor(torch.tensor(S))
+        _close(ld, tld)
+        _close(piv, tpiv)
+        _close(ember.linalg.ldl_solve(ld, piv, ember.tensor(B)),
+               torch.linalg.ldl_solve(tld, tpiv, torch.tensor(B)))
+    # ormqr is differentiable (householder_product + matmul)
+    A, C = rng.standard_normal((5, 3)), rng.standard_normal((5, 2))
+    ta, ttau = torch.geqrf(torch.tensor(A))
+    ta.requires_grad_(True)
+    torch.ormqr(ta, ttau, torch.tensor(C), True, True).square().sum().backward()
+    ea = ember.tensor(ta.detach().numpy(), requires_grad=True)
+    ember.ormqr(ea, ember.tensor(ttau.numpy()), ember.tensor(C), True,
+                True).square().sum().backward()
+    _close(ea.grad, ta.grad)
+
+
+def test_losses_pooling_and_sparse_additions_match_torch():
+    import numpy as np
+    import torch
+
+    import ember
+    rng = np.random.default_rng(2)
+    x, w, b = rng.standard_normal((6, 4)), rng.standard_normal((3, 2, 4)), rng.standard_normal(3)
+    tgt = rng.integers(0, 3, (6, 2))
+    for kw in ({}, {"reduction": "sum", "label_smoothing": 0.1}):
+        _close(ember.nn.functional.linear_cross_entropy(
+            ember.tensor(x), ember.tensor(w), ember.tensor(tgt), **kw),
+            torch.nn.functional.linear_cross_entropy(
+                torch.tensor(x), torch.tensor(w), torch.tensor(tgt), **kw))
+    _close(ember.nn.functional.linear_cross_entropy(
+        ember.tensor(x), ember.tensor(w[:, 0]), ember.tensor(tgt[:, 0]),
+        linear_bias=ember.tensor(b)),
+        torch.nn.functional.linear_cross_entropy(
+            torch.tensor(x), torch.tensor(w[:, 0]), torch.tensor(tgt[:, 0]),
+            linear_bias=torch.tensor(b)))
+    img = rng.standard_normal((2, 3, 9, 10)).astype(np.float32)
+    smp = rng.random((2, 3, 2)).astype(np.float32)
+    ev, ei = ember.nn.functional.fractional_max_pool2d(
+        ember.tensor(img), 3, output_size=(4, 5), return_indices=True,
+        _random_samples=ember.tensor(smp))
+    tv, ti = torch.nn.functional.fractional_max_pool2d(
+        torch.tensor(img), 3, output_size=(4, 5), return_indices=True,
+        _random_samples=torch.tensor(smp))
+    _close(ev, tv)
+    _close(ei, ti)
+    vol = rng.standard_normal((1, 2, 7, 6, 8)).astype(np.float32)
+    smp3 = rng.random((1, 2, 3)).astype(np.float32)
+    _close(ember.nn.functional.fractional_max_pool3d(
+        ember.tensor(vol), 2, output_ratio=(0.5, 0.6, 0.7), _random_samples=ember.tensor(smp3)),
+        torch.nn.functional.fractional_max_pool3d(
+            torch.tensor(vol), 2, output_ratio=(0.5, 0.6, 0.7),
+            _random_samples=torch.tensor(smp3)))
+    dense = rng.standard_normal((4, 5)) * (rng.random((4, 5)) > 0.5)
+    dense[2] = 0
+    m2 = rng.standard_normal((5, 3))
+    for red in ("mean", "amax", "amin"):
+        _close(ember.sparse.mm(ember.tensor(dense).to_sparse_csr(), ember.tensor(m2), red),
+               torch.sparse.mm(torch.tensor(dense).to_sparse_csr(), torch.tensor(m2), red))
+    m1, m3 = rng.standard_normal((4, 6)), rng.standard_normal((6, 5))
+    got = ember.sparse.sampled_addmm(ember.tensor(dense).to_sparse_csr(), ember.tensor(m1),
+                                     ember.tensor(m3), beta=0.5, alpha=2.0)
+    want = torch.sparse.sampled_addmm(torch.tensor(dense).to_sparse_csr(), torch.tensor(m1),
+                                      torch.tensor(m3), beta=0.5, alpha=2.0)
+    assert got.layout == ember.sparse_csr
+    _close(got.to_dense(), want.to_dense())

@@ -76,6 +76,10 @@ CASES = {
                           m.nn.functional.dropout(m.tensor(X), 0.5),
                           m.nn.functional.dropout2d(m.tensor(X).reshape(2, 4, 5, 10), 0.2),
                           m.nn.Dropout(0.1)(m.tensor(X))],
+    "fractional_max_pool": lambda m: [
+        m.nn.FractionalMaxPool2d(2, output_ratio=0.5)(m.tensor(X).reshape(2, 4, 5, 10)),
+        m.nn.FractionalMaxPool3d(2, output_size=2, return_indices=True)(
+            m.tensor(X).reshape(2, 2, 4, 5, 5))[1]],
     "modules": lambda m: [p for mod in (m.nn.Linear(20, 30), m.nn.Conv2d(3, 8, 3),
                                         m.nn.Embedding(10, 4), m.nn.LSTM(4, 6))
                           for p in mod.parameters()],
