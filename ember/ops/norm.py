@@ -193,7 +193,10 @@ def _update_running_stats(input, running_mean, running_var, momentum):
         if running_var is not None:
             n = input.numel() // input.shape[1]
             var, mean = var_mean(x, axes, correction=0)
-            unbiased = var * (n / (n - 1)) if n > 1 else var * float("inf")
+            if type(n) is not int:        # a symbolic size: no Python float made from it
+                unbiased = var_mean(x, axes, correction=1)[0]
+            else:
+                unbiased = var * (n / (n - 1)) if n > 1 else var * float("inf")
             running_var.copy_(running_var * (1 - momentum) + unbiased * momentum)
         else:
             mean = x.mean(axes)
