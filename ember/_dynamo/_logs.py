@@ -46,3 +46,9 @@ def compiled(seg, code):
             _dynamic.info("symbolic sizes in %s: %s", code.co_name,
                            ", ".join(f"{n.args[0]}.size({n.args[1]})" for n in syms))
     _debug.debug("compiled %s: %d ops", code.co_name, seg.ops)
+
+
+def pinned_static(code, sources):
+    if _dynamic.isEnabledFor(logging.INFO):
+        _dynamic.info("%s: the captured graph depends on the example sizes of %s; they stay "
+                      "static", code.co_name, ", ".join(s.expr() for s in sources))

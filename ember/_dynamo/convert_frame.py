@@ -47,33 +47,41 @@ def _global_state():
     return STATE.grad_enabled, dict(am._ST.enabled)
 
 
+def _interpret(code, f_globals, frame, offset, ctx, break_at, hint_shift=0):
+    og = OutputGraph(ctx.dynamic_dims, hint_shift)
+    tx = InstructionTranslator(code, f_globals, og, frame, offset, break_at)
+    grad = STATE.grad_enabled
+    try:
+        return tx, og, tx.run()
+    finally:
+        STATE.grad_enabled = grad
+
+
 def capture_segment(code, f_globals, frame, offset, ctx):
-    """Interprets from `offset`; restarts once with a break point when something is
+    """Interprets from `offset`; restarts with a break point when something is
     unsupported. Returns a Segment."""
     break_at, reason, stack = None, None, None
-    for _attempt in range(3):
+    for _attempt in range(4):
         ctx.code = code
-        grad = STATE.grad_enabled
-        og = OutputGraph(ctx.dynamic_dims)
-        tx = InstructionTranslator(code, f_globals, og, frame, offset, break_at)
         t0 = time.perf_counter()
         try:
-            result = tx.run()
+            tx, og, result = _interpret(code, f_globals, frame, offset, ctx, break_at)
         except Unsupported as e:
-            e.user_stack = e.user_stack or tx.user_stack()
-            ins = tx.current
-            if ctx.fullgraph:
-                raise
-            if ins is None or (break_at is not None and ins.offset == break_at):
+            tx = e.__traceback__ and _failed_tx(e)
+            ins = getattr(e, "_ember_ins", None)
+            if ctx.fullgraph or ins is None or (break_at is not None and
+                                                ins.offset == break_at):
                 raise
             break_at, reason, stack = ins.offset, e.msg, e.user_stack
             ctx.record_break(reason, stack)
             continue
-        finally:
-            STATE.grad_enabled = grad
         og.check_marked()
-        if ctx.sizes_changed(og.inputs) and _attempt < 2:
+        if ctx.sizes_changed(og.inputs) and _attempt < 3:
             continue           # automatic dynamic: capture again with those dims symbolic
+        if og.sym_source and not _same_with_other_sizes(code, f_globals, frame, offset, ctx,
+                                                        break_at, og, result):
+            ctx.pin_static([src for src, _, _ in og.inputs if src is not None])
+            continue           # the program computes with sizes as Python numbers
         seg = _finish(tx, og, result, ctx, code)
         seg.reason, seg.user_stack = reason, stack
         ctx.record_compile(seg, time.perf_counter() - t0)
@@ -81,6 +89,45 @@ def capture_segment(code, f_globals, frame, offset, ctx):
         compiled(seg, code)
         return seg
     raise Unsupported(f"capture of {code.co_name} did not converge")
+
+
+def _failed_tx(e):
+    return None
+
+
+def _same_with_other_sizes(code, f_globals, frame, offset, ctx, break_at, og, result):
+    """The graph captured with symbolic sizes must not depend on their example values:
+    capture again with every symbolic size one larger and compare the graphs. A size that
+    reached an op as a plain number (a meta or kernel computing with NumPy shapes) would
+    show up as a differing constant; such inputs stay static (no stale results)."""
+    try:
+        _, og2, result2 = _interpret(code, f_globals, frame, offset, ctx, break_at,
+                                     hint_shift=1)
+    except Unsupported:
+        return False
+    if type(result) is not type(result2) or getattr(result, "offset", None) != getattr(
+            result2, "offset", None):
+        return False
+    return _signature(og.graph) == _signature(og2.graph)
+
+
+def _signature(graph):
+    index = {n: i for i, n in enumerate(graph.nodes)}
+
+    def arg(a):
+        if isinstance(a, (list, tuple)):
+            return (type(a).__name__, tuple(arg(x) for x in a))
+        if hasattr(a, "op") and a in index:
+            return ("node", index[a])
+        if isinstance(a, SymInt):
+            return ("sym", str(a))
+        if callable(a):
+            return ("fn", getattr(a, "__code__", None) or id(a))
+        return ("const", repr(a))
+
+    return [(n.op, str(n.target) if n.op != "call_function" else id(n.target),
+             arg(n.args), tuple(sorted((k, arg(v)) for k, v in n.kwargs.items())))
+            for n in graph.nodes if n.op != "output"]
 
 
 class _Rebuild:

@@ -11,7 +11,7 @@ import operator
 from .. import _random
 from .._dispatch import STATE
 from .._symbolic import SymInt
-from .._tensor import Tensor
+from .._tensor import Tensor, wrap_meta
 from ..fx import Graph
 from .._subclasses.fake_tensor import FakeTensorMode
 from .._modes import TorchDispatchMode
@@ -54,7 +54,8 @@ class _Recorder(TorchDispatchMode):
 
 
 class OutputGraph:
-    def __init__(self, dynamic_dims):
+    def __init__(self, dynamic_dims, hint_shift=0):
+        self.hint_shift = hint_shift
         self.graph = Graph()
         self.guards = GuardSet()
         self.fake_mode = FakeTensorMode(allow_non_fake_inputs=False)
@@ -83,7 +84,7 @@ class OutputGraph:
             return tv
         dims = self.dynamic_dims(source, t) if source is not None else ()
         _check_constraints(t, source)
-        fake = self.fake_mode.from_tensor(t, dynamic_dims=dims)
+        fake = self._fake(t, dims)
         if source is not None:
             dyn = [d for d in dims if t.shape[d] > 1]
             if is_numpy is not False:
@@ -108,6 +109,17 @@ class OutputGraph:
                 self.guards.symbols[str(n)] = (source.expr(), d,
                                                "" if is_numpy is not False else "._data")
         return tv
+
+    def _fake(self, t, dims):
+        if not self.hint_shift or not dims:
+            return self.fake_mode.from_tensor(t, dynamic_dims=dims)
+        # the same tensor with its symbolic sizes' example values moved (the size check)
+        env = self.fake_mode.shape_env
+        shape = tuple(env.create_symbol(n + self.hint_shift) if i in dims and n > 1 else n
+                      for i, n in enumerate(t.shape))
+        fake = wrap_meta(shape, t._dtype, device=t.device, fake=True)
+        fake._rg = t._rg
+        return fake
 
     def numpy_input(self, arr, source):
         from .. import from_numpy
@@ -269,9 +281,8 @@ def _check_constraints(t, source):
         n = t.shape[d]
         if (lo is not None and n < lo) or (hi is not None and n > hi):
             raise ConstraintViolationError(
-                f"Constraints violated (L['{source.expr()}'].size()[{d}])! The size {n} of "
-                f"dim {d} of {source.expr()} is outside mark_dynamic's range "
-                f"[{lo}, {hi}].")
+                f"Constraints violated ({source.expr()}.size()[{d}])! {source.expr()}.size()"
+                f"[{d}] = {n} not in range [{lo}, {hi}] (set by mark_dynamic).")
 
 
 def _placeholder_name(source):

@@ -121,6 +121,15 @@ class CompileContext:
         self.guards.append(seg.guard_text)
         self.compile_times.append(seconds)
 
+    def pin_static(self, sources):
+        """These inputs' sizes stay static for this code (their graph depended on size
+        values, see convert_frame._same_with_other_sizes)."""
+        st = _FRAME_STATE.setdefault(self.code, {})
+        for src in sources:
+            st[src.expr()] = "static"
+        from ._logs import pinned_static
+        pinned_static(self.code, sources)
+
     def sizes_changed(self, inputs):
         """Automatic dynamic: records the sizes this capture saw; True when a size differs
         from an earlier capture's (that dim is dynamic from now on)."""
@@ -140,6 +149,8 @@ class CompileContext:
         if self.dynamic is True:
             dims |= set(range(t.dim()))
         seen = _FRAME_STATE.get(self.code, {}).get(source.expr())
+        if seen == "static":
+            return ()
         if seen is not None and config.automatic_dynamic_shapes:
             dims |= {d for d, n in seen.items() if n is None}
         dims -= set(getattr(t, "_dynamo_static_indices", ()))
@@ -155,6 +166,8 @@ def _note_sizes(ctx, segs_inputs):
     changed = False
     for key, shape in segs_inputs:
         prev = st.get(key)
+        if prev == "static":
+            continue
         cur = dict(enumerate(shape))
         if prev is None:
             st[key] = cur

@@ -1095,6 +1095,10 @@ class InstructionTranslator(InstructionTranslatorBase):
                 self.step()
             except _Return as r:
                 return ReturnAt(r.value)
+            except Unsupported as e:
+                e.user_stack = e.user_stack or self.user_stack()
+                e._ember_ins = self.current
+                raise
 
 
 class _LazyCell:
