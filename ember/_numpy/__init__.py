@@ -54,6 +54,10 @@ _LINALG = ("inv det slogdet cholesky eigvalsh pinv solve matrix_power multi_dot 
            "vector_norm matrix_norm")
 _LINALG_SHARED = "tensordot matmul matrix_transpose vecdot"
 
+# np.float32(x) etc.: a cast of an array (NumPy returns an array for ndim > 0).
+_SCALAR_TYPES = (np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16,
+                 np.float32, np.float64, np.complex64, np.complex128)
+
 _TABLE = None
 
 
@@ -68,7 +72,11 @@ def _build():
             fn = getattr(np, n, None)
             if fn is not None:
                 table.setdefault(fn, impl)
-    from . import _linalg, _misc, _shape
+    from . import _fft, _linalg, _misc, _shape, _stats
+    for n in _fft.NAMES.split():
+        table[getattr(np.fft, n)] = getattr(_fft, n)
+    for t in _SCALAR_TYPES:
+        table[t] = _stats.scalar_type(t)
     for n in _LINALG.split():
         fn = getattr(np.linalg, n, None)
         if fn is not None:

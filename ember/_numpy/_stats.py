@@ -239,6 +239,20 @@ def astype(x, dtype, /, *, copy=True, device=None):
     return _m_astype(asarray(x), dtype, copy=copy)
 
 
+def scalar_type(t):
+    """np.float32(x) and friends: x cast to that type (truncating floats to ints, truth
+    values to bool), as NumPy's scalar constructors cast arrays."""
+    d = to_ember_dtype(t, t.__name__)
+
+    def cast_to(x=0, /):
+        from ._ndarray import _m_astype
+        if isinstance(x, str):
+            raise Unsupported(f"numpy.{t.__name__}(str)")
+        return _m_astype(asarray(x), d, copy=True)
+    cast_to.__name__ = t.__name__
+    return cast_to
+
+
 def isposinf(x, out=None):
     check_out("isposinf", out)
     t = asarray(x)

@@ -396,6 +396,26 @@ SAMPLES = {
     "isposinf": [S(SPECIAL), S(A((3,), I64)), S(SPECIAL.astype(F32))],
     "isneginf": [S(SPECIAL), S(A((3,), B))],
     "linalg.vecdot": [S(A((3, 4)), A((3, 4)))],
+    # numpy.fft
+    **{f"fft.{n}": [S(A((4, 6), dt)) for dt in (F32, F64, I64, np.complex128)] + [
+        S(A((4, 6)), 8), S(A((4, 6)), axis=0), S(A((4, 6)), 5, 0, "ortho"),
+        S(A((4, 6)), norm="forward")] for n in ("fft", "ifft", "irfft", "hfft")},
+    # (NumPy's ihfft of float16 scales in half precision: rfft alone gets float16 input)
+    **{f"fft.{n}": [S(A((4, 6), dt)) for dt in (F32, F64, I64) + extra] + [
+        S(A((4, 6)), 8), S(A((4, 6)), axis=0), S(A((4, 6)), norm="ortho"),
+        S(A((4,), np.complex128))] for n, extra in (("rfft", (np.float16,)), ("ihfft", ()))},
+    **{f"fft.{n}": [S(A((2, 4, 6), dt)) for dt in (F32, F64, I64)] + [
+        S(A((4, 6)), (8, 4)), S(A((2, 4, 6)), axes=(0, 2)), S(A((4, 6)), norm="ortho"),
+        S(A((4, 6), np.complex64))]
+       for n in ("fftn", "ifftn", "rfftn", "irfftn", "fft2", "ifft2", "rfft2", "irfft2")},
+    "fft.fftfreq": [S(8), S(7), S(5, 0.1), S(4, np.float32(0.5)), S(1)],
+    "fft.rfftfreq": [S(8), S(7, 2.0)],
+    "fft.fftshift": [S(A((5,))), S(A((4, 5), I64)), S(A((4, 5)), axes=1), S(A((4, 5)), (0,))],
+    "fft.ifftshift": [S(A((5,))), S(A((4, 5)), axes=0)],
+    # scalar types used as casts
+    **{t.__name__: [S(A((3, 4), F64)), S(A((3,), I64)), S(A((2,), B)), S(2.5), S(A((), F32))]
+       for t in (np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16,
+                 np.float32, np.float64, np.complex64, np.complex128)},
 }
 SAMPLES["around"] = SAMPLES["round"]
 # Data-dependent output shapes: checked on real tensors only (not on fake tensors).
@@ -413,7 +433,8 @@ def _entries():
             key = fn.__name__
         else:
             mod = getattr(fn, "__module__", "") or ""
-            key = ("linalg." if "linalg" in mod else "") + fn.__name__
+            key = ("linalg." if "linalg" in mod else "fft." if "numpy.fft" in mod
+                   else "") + fn.__name__
         names.setdefault(key, fn)
     return names
 
