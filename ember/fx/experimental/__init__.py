@@ -1,0 +1,1 @@
+"""ember.fx.experimental: make_fx (registry-op level tracing)."""
