@@ -68,9 +68,6 @@ class _Namespace:
         self._obj_to_name[obj] = name
         self._unassociated_names.discard(name)
 
-    def _rename_object(self, obj, name):
-        self._obj_to_name[obj] = name
-
     def _is_illegal_name(self, name, obj):
         if name in keyword.kwlist:
             return True
@@ -132,14 +129,12 @@ class Graph:
 
     def __init__(self, owning_module=None, tracer_cls=None, tracer_extras=None):
         self._root = Node(self, "", "root", "", (), {})
-        self._used_names = {}
         self._insert = self._root.prepend
         self._len = 0
         self._graph_namespace = _Namespace()
         self._owning_module = owning_module
         self._tracer_cls = tracer_cls
         self._tracer_extras = tracer_extras
-        self._codegen_cache = None
 
     @property
     def owning_module(self):
@@ -174,7 +169,6 @@ class Graph:
         self._graph_namespace.associate_name_with_obj(name, n)
         self._insert(n)
         self._len += 1
-        self._codegen_cache = None
         return n
 
     def placeholder(self, name, type_expr=None, default_value=inspect.Signature.empty):
@@ -244,7 +238,6 @@ class Graph:
         to_erase._erased = True
         self._len -= 1
         to_erase._update_args_kwargs((), {})
-        self._codegen_cache = None
 
     def inserting_before(self, n=None):
         """Context manager: new nodes go right before `n` (default: the start)."""

@@ -130,7 +130,6 @@ class Node:
         self._prev = self
         self._next = self
         self._erased = False
-        self._sort_key = ()
         self._repr_fn = None
         self.meta = {}
         self._args = ()
