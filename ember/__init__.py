@@ -24,7 +24,10 @@ from .ops.effects import (_amp_foreach_non_finite_check_and_unscale_,  # noqa: F
                           _amp_update_scale_)
 from .ops.pointwise import *  # noqa: F401,F403
 from .ops.shape import *  # noqa: F401,F403
+from .ops.join import *  # noqa: F401,F403
+from .ops.as_strided import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403
+from .ops.vector_norm import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.matmul import *  # noqa: F401,F403
 from .ops.activation import *  # noqa: F401,F403

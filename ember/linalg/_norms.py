@@ -109,9 +109,9 @@ def _vector_norm_vjp(ctx, g):
 
 
 def _vector_norm_decomp(a, ord=2, dim=None, keepdim=False, dtype=None):
-    """The p-norm from prims (ember/ops/_reduction_more.py: p_norm_decomp)."""
+    """The p-norm from prims (ember/ops/vector_norm.py: p_norm_decomp)."""
     from .. import _prims as P
-    from ..ops._reduction_more import p_norm_decomp
+    from ..ops.vector_norm import p_norm_decomp
     if dtype is not None:
         a = P._to_copy(a, dtype)
     return p_norm_decomp(a, ord, dim, keepdim)

@@ -5,7 +5,7 @@ Note: ember stores complex tensors as NumPy complex64/complex128 arrays; `conj()
 eager (conj_physical) except on real tensors, where it returns the tensor itself
 (PyTorch 1.7), so there is no lazy conjugate or negative bit: resolve_conj/resolve_neg
 return their input and is_conj/is_neg are False. view_as_real/view_as_complex and
-real/imag (views) live in shape.py, conj/conj_physical in pointwise.py.
+real/imag are views (here); conj/conj_physical are in pointwise.py.
 Gradients follow PyTorch's convention: for a real input x of a complex output z the
 gradient is real(conj(g) * dz/dx), for complex inputs the conjugate Wirtinger form.
 """
@@ -17,8 +17,10 @@ from .._tensor import Tensor
 from ._elementwise import (broadcast_shapes, pointwise, type_name, write_out,
                            COMPLEX_TO_FLOAT)
 from ._registry import register
+from .shape import select
 
-__all__ = ["complex", "polar", "angle", "resolve_neg", "is_neg"]
+__all__ = ["complex", "polar", "angle", "resolve_neg", "is_neg", "view_as_real",
+           "view_as_complex", "real", "imag"]
 
 _TO_COMPLEX = {"float32": D.complex64, "float64": D.complex128}
 
@@ -136,3 +138,89 @@ def is_neg(input):
 Tensor.angle = angle
 Tensor.resolve_neg = resolve_neg
 Tensor.is_neg = is_neg
+
+
+# ------------------------------------------------------------------- complex views
+
+def _view_as_real_kernel(a):
+    r = a.real
+    return np.lib.stride_tricks.as_strided(r, shape=a.shape + (2,),
+                                           strides=r.strides + (r.itemsize,))
+
+
+def _view_as_complex_kernel(a):
+    c = np.complex64 if a.dtype == np.float32 else np.complex128
+    first = a[..., 0]
+    pair = np.lib.stride_tricks.as_strided(first, shape=first.shape + (2,),
+                                           strides=first.strides + (a.itemsize,))
+    return pair.view(c)[..., 0]
+
+
+def _view_as_real_meta(a):
+    if not a.dtype.is_complex:
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return tuple(a.shape) + (2,), a.dtype.to_real()
+
+
+def _view_as_complex_meta(a):
+    """dtype and size checks; the stride checks need real strides (the wrapper's)."""
+    d = a.dtype
+    if d is D.float16:
+        raise NotImplementedError("view_as_complex: ember has no complex32 (ComplexHalf) dtype")
+    if d.name not in ("float32", "float64"):
+        raise RuntimeError(f"view_as_complex is only supported for half, float and double "
+                           f"tensors, "
+                           f"but got a tensor of scalar type: {type_name(d)}")
+    if a.dim() == 0 or a.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    return tuple(a.shape[:-1]), D.complex64 if d is D.float32 else D.complex128
+
+
+VIEW_AS_REAL = register("view_as_real", _view_as_real_kernel, view=True, save=(),
+                        meta=_view_as_real_meta,
+                        vjp=lambda ctx, g: (view_as_complex(g.contiguous()),),
+                        schema="view_as_real(Tensor(a) self) -> Tensor(a)", tags=("prim",))
+VIEW_AS_COMPLEX = register("view_as_complex", _view_as_complex_kernel, view=True, save=(),
+                           meta=_view_as_complex_meta, amp_policy="fp32",
+                           vjp=lambda ctx, g: (view_as_real(g.contiguous()),),
+                           schema="view_as_complex(Tensor(a) self) -> Tensor(a)", tags=("prim",))
+
+
+def view_as_real(input):
+    _view_as_real_meta(input)
+    return dispatch(VIEW_AS_REAL, (input,))
+
+
+def view_as_complex(input):
+    _view_as_complex_meta(input)
+    st = input.stride()
+    if st[-1] != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(s % 2 for s in st[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if input.storage_offset() % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    return dispatch(VIEW_AS_COMPLEX, (input,))
+
+
+def real(input):
+    """The real part as a view (the input itself for real tensors)."""
+    if not input._dtype.is_complex:
+        return input
+    return select(view_as_real(input), -1, 0)
+
+
+def imag(input):
+    if not input._dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return select(view_as_real(input), -1, 1)
+
+
+def _set_part(get):
+    def setter(self, value):
+        get(self).copy_(value)
+    return setter
+
+
+Tensor.real = property(real, _set_part(real))
+Tensor.imag = property(imag, _set_part(imag))

@@ -257,7 +257,7 @@ def _geometry(view, base):
 
 def _in_memory_order(g, perm, as_real):
     if as_real:
-        from .shape import view_as_real
+        from .complex import view_as_real
         g = view_as_real(g.contiguous())
     return (g if perm is None else g.permute(perm)).contiguous()
 
@@ -269,13 +269,13 @@ def _from_memory_order(g, perm, as_real):
             inv[p] = i
         g = g.permute(inv)
     if as_real:
-        from .shape import view_as_complex
+        from .complex import view_as_complex
         g = view_as_complex(g.contiguous())
     return g
 
 
 def _region(gc, size, stride, off):
-    from .shape import as_strided
+    from .as_strided import as_strided
     return as_strided(gc, size, stride, off + gc.storage_offset())
 
 
@@ -315,7 +315,7 @@ class CopySlices(Node):
         return "torch::autograd::CopySlices"
 
     def apply(self, grads):
-        from .shape import as_strided_scatter
+        from .as_strided import as_strided_scatter
         size, stride, off, perm, as_real = self.geom
         gc = _in_memory_order(grads[0], perm, as_real)
         g_src = _region(gc, size, stride, off)
@@ -335,7 +335,7 @@ class _ViewOfBase(Node):
         return "AsStridedBackward0"
 
     def apply(self, grads):
-        from .shape import as_strided_scatter
+        from .as_strided import as_strided_scatter
         shape, _ = self.base_meta
         size, stride, off, perm, as_real = self.geom
         if as_real:

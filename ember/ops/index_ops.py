@@ -19,6 +19,8 @@ from .._tensor import Tensor, _wrap_dim
 from ._elementwise import inplace, write_out, type_name
 from ._registry import register
 from . import shape as S
+from . import complex as C
+from . import as_strided as AS
 from . import indexing as I
 
 __all__ = []
@@ -565,7 +567,7 @@ def _expand_view(input, size, *, implicit=False):
 
 
 _VIEWS = {
-    "as_strided_copy": S.as_strided,
+    "as_strided_copy": AS.as_strided,
     "diagonal_copy": S.diagonal,
     "expand_copy": _expand_view,
     "permute_copy": lambda input, dims: S.permute(input, dims),
@@ -582,8 +584,8 @@ _VIEWS = {
     "view_copy": _view_any,
     "detach_copy": lambda input: input.detach(),
     "alias_copy": lambda input: S.view(input, input._data.shape),
-    "view_as_real_copy": S.view_as_real,
-    "view_as_complex_copy": S.view_as_complex,
+    "view_as_real_copy": C.view_as_real,
+    "view_as_complex_copy": C.view_as_complex,
 }
 for _n, _f in _VIEWS.items():
     globals()[_n] = _copy_variant(_n, _f)

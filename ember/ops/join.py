@@ -10,6 +10,9 @@ from .._tensor import Tensor, _wrap_dim
 from ._registry import register
 from .shape import SLICE, _replace_dim, _zeros, reshape, unbind, unsqueeze
 
+__all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack",
+           "atleast_1d", "atleast_2d", "atleast_3d"]
+
 def _cat_dtype(arrays):
     from .. import _dtype as D
     return _promote_all([D._FROM_NP[a.dtype] for a in arrays]).np

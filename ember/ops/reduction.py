@@ -1,9 +1,13 @@
-"""Reductions: sum, mean, ... over dims, with PyTorch's dtype rules and keepdim.
+"""Reductions: sum, mean, prod, max/min, arg*, all/any, var/std, the NaN-ignoring
+nansum/nanmean, logsumexp, count_nonzero and aminmax, over dims, with PyTorch's dtype
+rules and keepdim.
 
 Note: integer and bool inputs to sum/prod accumulate in int64 (PyTorch's
-BOOL_TO_LONG / integral promotion); half precision accumulates in float32.
+BOOL_TO_LONG / integral promotion); half precision accumulates in float32. The p-norms
+(torch.norm, dist) are in vector_norm.py, one layer up.
 """
 import builtins
+import math
 import warnings
 
 import numpy as np
@@ -11,7 +15,7 @@ import numpy as np
 from .. import _dtype as D
 from .._dispatch import dispatch
 from .._tensor import Tensor, _wrap_dim
-from ._elementwise import write_out
+from ._elementwise import write_out, type_name
 from ._registry import register, check_dtype_arg
 
 __all__ = []
@@ -708,15 +712,172 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 _export(var, std, var_mean, std_mean)
 
 
+# ------------------------------------------------------------------- nansum
+
+def _no_complex_nansum(is_complex):
+    if is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+
+
+def _nansum_kernel(a, dims, keepdim, dtype):
+    _no_complex_nansum(a.dtype.kind == "c")
+    acc, out = _acc_dtype(a, dtype)
+    r = np.nansum(a.astype(acc, copy=False), axis=dims, keepdims=keepdim)
+    return np.asarray(r).astype(out, copy=False)
+
+
+def _nansum_meta(a, dims, keepdim, dtype):
+    check_dtype_arg(dtype, "nansum")
+    _no_complex_nansum(a.dtype._kind == 3)
+    out = dtype if dtype is not None else D.int64 if a.dtype._kind < 2 else a.dtype
+    return reduced_shape(a.shape, dims, keepdim), out
+
+
+def _nansum_vjp(ctx, g):
+    """NaNs do not contribute, so they get no gradient."""
+    x, dims, keepdim, _ = ctx.args
+    shape = ctx.shapes[0]
+    return (unsqueeze_to(g, shape, dims, keepdim).expand(shape) * x.isnan().logical_not(),
+            None, None, None)
+
+
+def _nansum_decomp(a, dims=None, keepdim=False, dtype=None):
+    """sum with NaNs replaced by zeros."""
+    from .. import _prims as P
+    if a.dtype.is_floating_point or a.dtype.is_complex:
+        a = P.where(P.isnan(a), P.full((), 0, a.dtype), a)
+    return P.sum(a, dims, keepdim, dtype)
+
+
+NANSUM = register("nansum", _nansum_kernel, meta=_nansum_meta, vjp=_nansum_vjp, save=(0,),
+                  tags=("reduction",), decomp=_nansum_decomp,
+                  schema="nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, "
+                         "ScalarType? dtype=None) -> Tensor")
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    res = dispatch(NANSUM, (input, reduce_dims(dim, input._data.ndim, "nansum"), keepdim, dtype))
+    return res if out is None else write_out(out, res, "nansum")
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """PyTorch's composite: nansum / the number of non-NaN elements."""
+    if input._dtype._kind < 2:
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {type_name(input._dtype)}")
+    count = input.isnan().logical_not().sum(dim, keepdim=keepdim)
+    res = nansum(input, dim, keepdim, dtype=dtype)
+    res = res / count.to(res.dtype)
+    return res if out is None else write_out(out, res, "nanmean")
+
+
+# ---------------------------------------------------------------- logsumexp
+
+def _lse_out_dtype(dtype):
+    return D.get_default_dtype() if dtype._kind < 2 else dtype
+
+
+def _lse_kernel(a, dims, keepdim):
+    out = _lse_out_dtype(D.from_numpy_dtype(a.dtype)).np
+    x = a.astype(np.float32 if out.itemsize == 2 and out.kind != "c" else out, copy=False)
+    with np.errstate(all="ignore"):
+        if x.size == 0:
+            return np.asarray(np.log(np.sum(np.exp(x), axis=dims, keepdims=keepdim))).astype(out)
+        m = np.array(np.max(x.real, axis=dims, keepdims=True))   # PyTorch: max of the real part
+        m[np.isinf(m)] = 0
+        s = np.log(np.sum(np.exp(x - m), axis=dims, keepdims=keepdim))
+        r = s + (m if keepdim else m.reshape(s.shape))
+    return np.asarray(r).astype(out, copy=False)
+
+
+def _lse_meta(a, dims, keepdim):
+    return reduced_shape(a.shape, dims, keepdim), _lse_out_dtype(a.dtype)
+
+
+def _lse_vjp(ctx, g):
+    """d logsumexp / dx = softmax(x) = exp(x - result)."""
+    x, dims, keepdim = ctx.args
+    shape = ctx.shapes[0]
+    g = unsqueeze_to(g, shape, dims, keepdim)
+    r = unsqueeze_to(ctx.out, shape, dims, keepdim)
+    return (g * (x - r).exp().conj(), None, None)
+
+
+def _lse_decomp(a, dims, keepdim):
+    x = a if a.dtype._kind >= 2 else a.to(_lse_out_dtype(a.dtype))
+    if x.numel() == 0:
+        return x.exp().sum(dims, keepdim=keepdim).log()
+    m = amax(x.real if x.is_complex() else x, () if dims is None else dims, keepdim=True)
+    m = m.masked_fill(m.abs() == math.inf, 0)
+    s = (x - m).exp().sum(dims, keepdim=keepdim).log()
+    return s + (m if keepdim else m.reshape(tuple(s.shape)))
+
+
+LOGSUMEXP = register("logsumexp", _lse_kernel, meta=_lse_meta, vjp=_lse_vjp, save=(0,),
+                     save_out=True, decomp=_lse_decomp, tags=("reduction",),
+                     schema="logsumexp(Tensor self, int[1]? dim, bool keepdim=False) -> Tensor")
+
+
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    res = dispatch(LOGSUMEXP, (input, reduce_dims(dim, input._data.ndim, "logsumexp"), keepdim))
+    return res if out is None else write_out(out, res, "logsumexp")
+
+
+# ------------------------------------------------------------ count_nonzero
+
+def _count_nonzero_kernel(a, dims):
+    return np.asarray(np.sum(a != 0, axis=dims, dtype=np.int64))
+
+
+def _count_nonzero_decomp(a, dims):
+    """sum of (a != 0) as int64."""
+    from .. import _prims as P
+    if dims is not None and len(dims) == 0:
+        dims = None
+    return P.sum(P.ne(a, 0), dims, False, D.int64)
+
+
+COUNT_NONZERO = register("count_nonzero", _count_nonzero_kernel, tags=("reduction",),
+                         decomp=_count_nonzero_decomp,
+                         meta=lambda a, dims: (reduced_shape(a.shape, dims, False), D.int64),
+                         schema="count_nonzero.dim_IntList(Tensor self, int[]? dim) -> Tensor")
+
+
+def count_nonzero(input, dim=None):
+    return dispatch(COUNT_NONZERO, (input, reduce_dims(dim, input._data.ndim, "count_nonzero")))
+
+
+# ------------------------------------------------------------------ aminmax
+
+def aminmax(input, *, dim=None, keepdim=False, out=None):
+    """(min, max) in one call: PyTorch's torch.return_types.aminmax (amin/amax gradients)."""
+    if dim is not None and (not isinstance(dim, int) or isinstance(dim, bool)):
+        raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
+    if input._dtype._kind == 3:
+        raise NotImplementedError(f'"aminmax_cpu" not implemented for '
+                                  f"'{type_name(input._dtype)}'")
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                               "operation has no identity.")
+        dims = ()
+    else:
+        dims = _wrap_dim(dim, input._data.ndim, "aminmax")
+        if input._data.ndim and input._data.shape[dims] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {dims} to have non-zero size.")
+    lo, hi = amin(input, dims, keepdim), amax(input, dims, keepdim)
+    if out is not None:
+        lo, hi = write_out(out[0], lo, "aminmax"), write_out(out[1], hi, "aminmax")
+    return return_type("aminmax", ("min", "max"))(lo, hi)
+
+
+_export(nansum, nanmean, logsumexp, count_nonzero, aminmax)
+
+
 def _install():
     for f in (sum, mean, sum_to_size, prod, max, min, amax, amin, argmax, argmin, all, any,
-              var, std):
+              var, std, nansum, nanmean, logsumexp, count_nonzero, aminmax):
         setattr(Tensor, f.__name__, f)
 
 
 _install()
-
-
-from . import _reduction_more  # noqa: E402  (nansum, logsumexp, norm, ...: split for size)
-from ._reduction_more import *  # noqa: E402,F401,F403
-__all__ += _reduction_more.__all__

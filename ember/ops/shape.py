@@ -145,119 +145,6 @@ def reshape(input, *shape):
     return dispatch(VIEW, (input, shape))
 
 
-def _as_strided_kernel(a, size, stride, storage_offset=0):
-    """`storage_offset` is relative to a's first element (the wrapper translates it)."""
-    if storage_offset < 0:
-        raise NotImplementedError("as_strided: an offset before the input's first element")
-    flat = _storage_flat(a)
-    return np.lib.stride_tricks.as_strided(flat[storage_offset:], shape=tuple(size),
-                                           strides=tuple(s * a.itemsize for s in stride))
-
-
-def _storage_flat(a):
-    """A 1-d view of the memory `a` starts at (contiguous inputs only)."""
-    if a.flags.c_contiguous:
-        return a.reshape(-1)
-    return np.lib.stride_tricks.as_strided(a, shape=(a.size,), strides=(a.itemsize,))
-
-
-def _as_strided_vjp(ctx, g):
-    """grad_input[p] = sum of g over the output elements read from storage position p.
-
-    Windows may overlap (unfold-style framing), so the gradient accumulates (index_add),
-    as PyTorch's as_strided_backward does; positions are taken on the input's contiguous
-    layout, relative to its first element (the forward's storage view)."""
-    from .creation import tensor, zeros
-    shape = ctx.shapes[0]
-    _, size, stride, off = ctx.args
-    pos = np.full(tuple(size), off, dtype=np.int64)
-    for k, (n, st) in enumerate(zip(size, stride)):
-        step = np.arange(n, dtype=np.int64) * st
-        pos += step.reshape((n,) + (1,) * (len(size) - k - 1))
-    flat = zeros(int(np.prod(shape, dtype=np.int64)), dtype=g.dtype)
-    grad = flat.index_add(0, tensor(pos.reshape(-1)), g.reshape(-1))
-    return grad.reshape(shape), None, None, None
-
-
-def _as_strided_meta(a, size, stride, storage_offset=0):
-    """PyTorch's as_strided checks. NumPy would read past the storage, so this runs
-    before the kernel; the storage reachable is the root base's, from a's start."""
-    base, isz = a._base, a.element_size()
-    have = a.numel() if base is None else \
-        base.numel() * base.element_size() // isz - a.storage_offset()
-    _check_strided(size, stride, storage_offset, have, isz)
-    return tuple(size), a.dtype
-
-
-def _check_strided(size, stride, storage_offset, have, isz):
-    """The region (size, stride, offset) must fit in `have` elements of `isz` bytes."""
-    if len(size) != len(stride):
-        raise RuntimeError("mismatch in length of strides and shape")
-    for n in size:
-        if n < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: "
-                               f"{list(size)}")
-    if any(st < 0 for st in stride):
-        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, "
-                           f"got strides: {list(stride)}")
-    need = 0 if 0 in size else storage_offset + 1 + sum(
-        (n - 1) * st for n, st in zip(size, stride))
-    if need > have:
-        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
-                           f"offset {storage_offset}, and itemsize {isz} requiring a storage "
-                           f"size of {need * isz} are out of bounds for storage of size "
-                           f"{have * isz}")
-
-
-AS_STRIDED = register("as_strided", _as_strided_kernel, view=True, save=(1, 2, 3),
-                      meta=_as_strided_meta, check=True, vjp=_as_strided_vjp,
-                      schema="as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, "
-                             "SymInt storage_offset=0) -> Tensor(a)", tags=("prim",))
-
-
-def _as_strided_scatter_kernel(a, src, size, stride, storage_offset=0):
-    out = np.array(a, copy=True, order="C")
-    v = _as_strided_kernel(out, size, stride, storage_offset or 0)
-    v[...] = src
-    return out
-
-
-def _as_strided_scatter_vjp(ctx, g):
-    _, _, size, stride, off = ctx.args
-    from .creation import zeros
-    ga = as_strided_scatter(g, zeros(size, dtype=g.dtype), size, stride, off) \
-        if ctx.needs_input_grad[0] else None
-    gs = as_strided(g.contiguous(), size, stride, off) if ctx.needs_input_grad[1] else None
-    return ga, gs, None, None, None
-
-
-def _as_strided_scatter_meta(a, src, size, stride, storage_offset=0):
-    """The region's checks (on a contiguous copy of a) and src's size (NumPy would
-    broadcast it), before the kernel runs."""
-    _check_strided(size, stride, storage_offset, a.numel(), a.element_size())
-    if tuple(src.shape) != tuple(size):
-        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
-                           f"{list(src.shape)}, slice size = {list(size)}")
-    return tuple(a.shape), a.dtype
-
-
-AS_STRIDED_SCATTER = register("as_strided_scatter", _as_strided_scatter_kernel,
-                              meta=_as_strided_scatter_meta, check=True, tags=("prim", "scatter"),
-                              vjp=_as_strided_scatter_vjp, save=(2, 3, 4),
-                              schema="as_strided_scatter(Tensor self, Tensor src, SymInt[] size, "
-                                     "SymInt[] stride, SymInt storage_offset=0) -> Tensor")
-
-
-def as_strided(input, size, stride, storage_offset=None):
-    rel = 0 if storage_offset is None else storage_offset - input.storage_offset()
-    return dispatch(AS_STRIDED, (input, tuple(size), tuple(stride), rel))
-
-
-def as_strided_scatter(input, src, size, stride, storage_offset=None):
-    return dispatch(AS_STRIDED_SCATTER, (input, src, tuple(size), tuple(stride),
-                                         storage_offset or 0))
-
-
 def _expand_kernel(a, shape):
     if a.flags.c_contiguous and a.size:    # the strides by hand: 10x faster than NumPy's
         strides = _expand_strides(a, shape)
@@ -426,8 +313,7 @@ def flatten(input, start_dim=0, end_dim=-1):
         if s != e else input
 
 
-_export(view, reshape, as_strided, as_strided_scatter, expand, expand_as, permute,
-        transpose, t, squeeze, unsqueeze, flatten)
+_export(view, reshape, expand, expand_as, permute, transpose, t, squeeze, unsqueeze, flatten)
 
 
 def _mT(self):
@@ -463,7 +349,6 @@ def _install():
     T.reshape = reshape
     T.view_as = lambda self, other: view(self, other.shape)
     T.reshape_as = lambda self, other: reshape(self, other.shape)
-    T.as_strided = as_strided
     T.expand = expand
     T.expand_as = expand_as
     T.permute = permute
@@ -706,7 +591,7 @@ def _split_decomp(a, sizes, dim=0):
 
 SPLIT = register("split_with_sizes", _split_kernel, view=True, save=(2,), meta=_split_meta,
                  decomp=_split_decomp,
-                 vjp=lambda ctx, *gs: (cat(list(gs), ctx.args[2]), None, None),
+                 vjp=lambda ctx, *gs: (_join().cat(list(gs), ctx.args[2]), None, None),
                  schema="split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, "
                         "int dim=0) -> Tensor(a)[]")
 
@@ -788,7 +673,7 @@ def _unbind_decomp(a, dim=0):
 
 UNBIND = register("unbind", _unbind_kernel, view=True, save=(1,), decomp=_unbind_decomp,
                   meta=lambda a, dim: ((_replace_dim(a.shape, dim, None), a.dtype),) * a.shape[dim],
-                  vjp=lambda ctx, *gs: (stack(list(gs), ctx.args[1]), None),
+                  vjp=lambda ctx, *gs: (_join().stack(list(gs), ctx.args[1]), None),
                   schema="unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]")
 
 
@@ -953,83 +838,6 @@ def movedim(input, source, destination):
     return dispatch(PERMUTE, (input, tuple(order)))
 
 
-# ------------------------------------------------------------------- complex views
-
-def _view_as_real_kernel(a):
-    r = a.real
-    return np.lib.stride_tricks.as_strided(r, shape=a.shape + (2,),
-                                           strides=r.strides + (r.itemsize,))
-
-
-def _view_as_complex_kernel(a):
-    c = np.complex64 if a.dtype == np.float32 else np.complex128
-    first = a[..., 0]
-    pair = np.lib.stride_tricks.as_strided(first, shape=first.shape + (2,),
-                                           strides=first.strides + (a.itemsize,))
-    return pair.view(c)[..., 0]
-
-
-def _view_as_real_meta(a):
-    if not a.dtype.is_complex:
-        raise RuntimeError("view_as_real is only supported for complex tensors")
-    return tuple(a.shape) + (2,), a.dtype.to_real()
-
-
-def _view_as_complex_meta(a):
-    """dtype and size checks; the stride checks need real strides (the wrapper's)."""
-    from .. import _dtype as D
-    d = a.dtype
-    if d is D.float16:
-        raise NotImplementedError("view_as_complex: ember has no complex32 (ComplexHalf) dtype")
-    if d.name not in ("float32", "float64"):
-        raise RuntimeError(f"view_as_complex is only supported for half, float and double "
-                           f"tensors, "
-                           f"but got a tensor of scalar type: {type_name(d)}")
-    if a.dim() == 0 or a.shape[-1] != 2:
-        raise RuntimeError("Tensor must have a last dimension of size 2")
-    return tuple(a.shape[:-1]), D.complex64 if d is D.float32 else D.complex128
-
-
-VIEW_AS_REAL = register("view_as_real", _view_as_real_kernel, view=True, save=(),
-                        meta=_view_as_real_meta,
-                        vjp=lambda ctx, g: (view_as_complex(g.contiguous()),),
-                        schema="view_as_real(Tensor(a) self) -> Tensor(a)", tags=("prim",))
-VIEW_AS_COMPLEX = register("view_as_complex", _view_as_complex_kernel, view=True, save=(),
-                           meta=_view_as_complex_meta, amp_policy="fp32",
-                           vjp=lambda ctx, g: (view_as_real(g.contiguous()),),
-                           schema="view_as_complex(Tensor(a) self) -> Tensor(a)", tags=("prim",))
-
-
-def view_as_real(input):
-    _view_as_real_meta(input)
-    return dispatch(VIEW_AS_REAL, (input,))
-
-
-def view_as_complex(input):
-    _view_as_complex_meta(input)
-    st = input.stride()
-    if st[-1] != 1:
-        raise RuntimeError("Tensor must have a last dimension with stride 1")
-    if any(s % 2 for s in st[:-1]):
-        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
-    if input.storage_offset() % 2:
-        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
-    return dispatch(VIEW_AS_COMPLEX, (input,))
-
-
-def real(input):
-    """The real part as a view (the input itself for real tensors)."""
-    if not input._dtype.is_complex:
-        return input
-    return select(view_as_real(input), -1, 0)
-
-
-def imag(input):
-    if not input._dtype.is_complex:
-        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return select(view_as_real(input), -1, 1)
-
-
 def unflatten(input, dim, sizes):
     n = input._data.ndim
     d = _wrap_dim(dim, n, "unflatten")
@@ -1048,24 +856,31 @@ def unflatten(input, dim, sizes):
     return view(input, shp[:d] + sizes + shp[d + 1:])
 
 
-# cat/stack live in join.py (imported here, after the helpers it uses from this module)
-from .join import (cat, concat, concatenate, stack, hstack, vstack, dstack,  # noqa: E402
-                   atleast_1d, atleast_2d, atleast_3d)
-
 moveaxis = movedim
 
 _export(slice_scatter, select, select_scatter, narrow, split, split_with_sizes, chunk,
-        tensor_split, unbind, diagonal, diagonal_scatter, movedim, view_as_real,
-        view_as_complex, real, imag, cat, stack, hstack, vstack, dstack, atleast_1d,
-        atleast_2d, atleast_3d, unflatten)
-__all__ += ["concat", "concatenate", "moveaxis", "swapaxes", "swapdims"]
+        tensor_split, unbind, diagonal, diagonal_scatter, movedim, unflatten)
+__all__ += ["moveaxis", "swapaxes", "swapdims"]
+
+# cat/stack live in join.py, one layer up: join uses this module's views. Code that
+# imports them from here (`from ember.ops.shape import cat`) gets them lazily (PEP 562),
+# so this module imports nothing above it.
+_JOIN = frozenset(("cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack",
+                   "atleast_1d", "atleast_2d", "atleast_3d"))
+
+
+def _join():
+    from . import join
+    return join
+
+
+def __getattr__(name):
+    if name in _JOIN:
+        return getattr(_join(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 swapaxes = swapdims = transpose
-
-
-def _set_part(get):
-    def setter(self, value):
-        get(self).copy_(value)
-    return setter
 
 
 def _install_views():
@@ -1085,8 +900,6 @@ def _install_views():
     T.movedim = movedim
     T.moveaxis = movedim
     T.unflatten = unflatten
-    T.real = property(real, _set_part(real))
-    T.imag = property(imag, _set_part(imag))
 
 
 _install_views()
