@@ -83,10 +83,15 @@ def test_interpolate_double_backward():
                                        align_corners=False) ** 2, [x])
 
 
-def test_antialias_is_not_implemented():
-    with pytest.raises(NotImplementedError, match="antialias"):
-        F(ember).interpolate(ember.randn(1, 1, 4, 4), scale_factor=0.5, mode="bilinear",
-                             antialias=True)
+def test_antialias_downscale_matches_torch():
+    """antialias=True is implemented (PyTorch's _upsample_*2d_aa filters); the full
+    comparison is in tests/test_opinfo_coverage.py."""
+    x = np.random.default_rng(0).standard_normal((1, 1, 4, 4))
+    got = F(ember).interpolate(ember.tensor(x), scale_factor=0.5, mode="bilinear",
+                               antialias=True)
+    want = F(torch).interpolate(torch.tensor(x), scale_factor=0.5, mode="bilinear",
+                                antialias=True)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
 
 
 # ------------------------------------------------------------------ grid_sample

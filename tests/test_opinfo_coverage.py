@@ -420,3 +420,30 @@ def test_losses_pooling_and_sparse_additions_match_torch():
                                       torch.tensor(m3), beta=0.5, alpha=2.0)
     assert got.layout == ember.sparse_csr
     _close(got.to_dense(), want.to_dense())
+
+
+def test_interpolate_antialias_matches_torch():
+    """interpolate(antialias=True): bilinear/bicubic, sizes, scale factors, align_corners,
+    a non-finite input, float32, and the gradient."""
+    import numpy as np
+    import torch
+
+    import ember
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 17, 23))
+    F, TF = ember.nn.functional, torch.nn.functional
+    for mode in ("bilinear", "bicubic"):
+        for kw in [dict(size=(5, 7)), dict(size=(30, 11)), dict(scale_factor=0.37),
+                   dict(scale_factor=(0.5, 1.7)), dict(size=(6, 9), align_corners=True),
+                   dict(scale_factor=0.3, recompute_scale_factor=True), dict(size=(1, 1))]:
+            _close(F.interpolate(ember.tensor(x), mode=mode, antialias=True, **kw),
+                   TF.interpolate(torch.tensor(x), mode=mode, antialias=True, **kw))
+    x32 = x.astype(np.float32)
+    x32[0, 0, 3, 4] = np.inf
+    _close(F.interpolate(ember.tensor(x32), size=(5, 7), mode="bilinear", antialias=True),
+           TF.interpolate(torch.tensor(x32), size=(5, 7), mode="bilinear", antialias=True),
+           equal_nan=True)
+    xe, xt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    F.interpolate(xe, size=(5, 7), mode="bicubic", antialias=True).square().sum().backward()
+    TF.interpolate(xt, size=(5, 7), mode="bicubic", antialias=True).square().sum().backward()
+    _close(xe.grad, xt.grad)

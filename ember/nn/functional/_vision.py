@@ -208,8 +208,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
                          "modes and requires a 4-D tensor as input")
-    if antialias:
-        raise NotImplementedError("interpolate(antialias=True) is not implemented in ember")
     if input.dim() not in (3, 4, 5) or mode not in _INTERP_MODES or \
             input.dim() != _NEEDS.get(mode, input.dim()):
         if mode in ("linear", "bilinear", "trilinear") and input.dim() in (3, 4, 5):
@@ -231,6 +229,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(f"\"upsample_{kind}{dim}d\" not implemented for "
                                   f"'{type_name(input.dtype)}'")
     _check_sizes(input, output_size)
+    if antialias and mode in ("bilinear", "bicubic"):
+        from ._antialias import interpolate_aa
+        return interpolate_aa(input, output_size, mode, align_corners, scales)
     return _resample(input, mode, output_size, scales, align_corners)
 
 

@@ -1,0 +1,72 @@
+"""F.interpolate(..., antialias=True) for bilinear and bicubic 4-d input.
+
+Note: PyTorch's _upsample_{bilinear,bicubic}2d_aa (UpSampleKernel.cpp): per axis and
+output index i, with scale = in / out (or (in - 1) / (out - 1) with align_corners, or
+1 / scale_factor when given), center = scale * (i + 0.5), support = interp_size / 2 *
+max(scale, 1) (interp_size 2: triangle filter, 4: Keys cubic a = -0.5), the input
+indices [int(center - support + 0.5), int(center + support + 0.5)) clipped to the input
+get filter((j - center + 0.5) / max(scale, 1)), normalised to sum 1. Each axis is one
+(out, in) matrix applied with matmul, so the result is differentiable.
+"""
+import numpy as np
+
+__all__ = []
+
+
+def _triangle(x):
+    x = np.abs(x)
+    return np.where(x < 1.0, 1.0 - x, 0.0)
+
+
+def _keys_cubic(x, a=-0.5):
+    x = np.abs(x)
+    return np.where(x < 1.0, ((a + 2) * x - (a + 3)) * x * x + 1,
+                    np.where(x < 2.0, ((a * x - 5 * a) * x + 8 * a) * x - 4 * a, 0.0))
+
+
+def aa_weights(in_size, out_size, mode, align_corners, scale_factor):
+    """The (out_size, in_size) float64 antialiasing matrix of one axis."""
+    filt, interp_size = (_triangle, 2) if mode == "bilinear" else (_keys_cubic, 4)
+    if align_corners:
+        scale = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    elif scale_factor is not None and scale_factor > 0:
+        scale = 1.0 / scale_factor
+    else:
+        scale = in_size / out_size
+    support = interp_size * 0.5 * scale if scale >= 1.0 else interp_size * 0.5
+    invscale = 1.0 / scale if scale >= 1.0 else 1.0
+    max_taps = int(np.ceil(support)) * 2 + 1
+    w = np.zeros((out_size, in_size))
+    for i in range(out_size):
+        center = scale * (i + 0.5)
+        xmin = max(int(center - support + 0.5), 0)
+        xsize = min(max(min(int(center + support + 0.5), in_size) - xmin, 0), max_taps)
+        j = np.arange(xmin, xmin + xsize)
+        row = filt((j - center + 0.5) * invscale)
+        total = row.sum()
+        w[i, xmin:xmin + xsize] = row / total if total != 0 else row
+    return w
+
+
+def interpolate_aa(input, output_size, mode, align_corners, scales):
+    """Antialiased resize of a 4-d (N, C, H, W) float tensor to output_size (h, w)."""
+    from ...ops.creation import tensor
+    y = input.float() if input.dtype.itemsize == 2 else input
+    finite = bool(y.detach().isfinite().all())
+    for k in range(2):
+        dim = 2 + k
+        m = aa_weights(y.shape[dim], output_size[k], mode, bool(align_corners),
+                       scales[k] if scales else None)
+        if finite:                                   # one BLAS product per axis
+            y = (y.movedim(dim, -1) @ tensor(m.T, dtype=y.dtype)).movedim(-1, dim)
+            continue
+        acc = None                                   # only the taps: no 0 * inf
+        shape = [m.shape[0]] + [1] * (y.dim() - dim - 1)
+        for j in np.nonzero(m.any(0))[0]:
+            rows = m[:, j]
+            col = y.narrow(dim, int(j), 1)
+            term = col * tensor(rows, dtype=y.dtype).reshape(shape)
+            term = term.masked_fill(tensor(rows == 0).reshape(shape), 0)
+            acc = term if acc is None else acc + term
+        y = acc
+    return y.to(input.dtype)
