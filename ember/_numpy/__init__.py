@@ -48,10 +48,11 @@ _MODULES = {
              "diff pad round around fix real imag angle iscomplex isreal nan_to_num "
              "sinc cross",
     "_stats": "cov corrcoef trapezoid interp i0 select isin triu_indices tril_indices "
-              "unravel_index cumulative_sum cumulative_prod vecdot astype isposinf isneginf",
+              "unravel_index cumulative_sum cumulative_prod vecdot astype isposinf isneginf "
+              "convolve correlate",
 }
 _LINALG = ("inv det slogdet cholesky eigvalsh pinv solve matrix_power multi_dot norm "
-           "vector_norm matrix_norm")
+           "vector_norm matrix_norm eigh svd svdvals qr matrix_rank")
 _LINALG_SHARED = "tensordot matmul matrix_transpose vecdot"
 
 # np.float32(x) etc.: a cast of an array (NumPy returns an array for ndim > 0).

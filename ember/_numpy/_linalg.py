@@ -196,6 +196,46 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=None):
     return ember.linalg.pinv(x, rtol=rtol, hermitian=hermitian)
 
 
+def eigh(a, UPLO="L"):
+    w, v = ember.linalg.eigh(_lin(a, "eigh"), UPLO=UPLO)
+    return w, v
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    x = _lin(a, "svd", square=False)
+    if not compute_uv:
+        return ember.linalg.svdvals(x)
+    u, s, vh = ember.linalg.svd(x, full_matrices=full_matrices)
+    return u, s, vh
+
+
+def svdvals(x, /):
+    return ember.linalg.svdvals(_lin(x, "svdvals", square=False))
+
+
+def qr(a, mode="reduced"):
+    x = _lin(a, "qr", square=False)
+    if mode not in ("reduced", "complete", "r"):
+        raise Unsupported(f"numpy.linalg.qr(mode={mode!r}) is not traced")
+    q, r = ember.linalg.qr(x, mode="complete" if mode == "complete" else "reduced")
+    return r if mode == "r" else (q, r)
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
+    x = asarray(A)
+    if x.ndim < 2:
+        raise Unsupported("numpy.linalg.matrix_rank of a vector returns a Python int "
+                          "computed from the data (host read)")
+    s = svdvals(x)
+    if tol is None:
+        if rtol is None:
+            rtol = max(x.shape[-2:]) * np.finfo(s.dtype.np).eps
+        tol = ember.amax(s, dim=-1, keepdim=True) * rtol
+    elif isinstance(tol, ember.Tensor):
+        tol = tol.unsqueeze(-1)
+    return ember.sum(s > tol, dim=-1)
+
+
 def solve(a, b):
     x = _lin(a, "solve")
     y = asarray(b)

@@ -125,6 +125,55 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     return cast(ember.broadcast_to(r, tuple(xt.shape)), d)
 
 
+def _conv_full(a, v):
+    """Full 1-d convolution as windows @ flipped kernel (exact for integer dtypes)."""
+    m = v.shape[0]
+    pad = ember.zeros((m - 1,), dtype=a.dtype)
+    windows = ember.cat([pad, a, pad]).unfold(0, m, 1)
+    if a.dtype is D.bool:
+        return ember.matmul(windows.to(D.int64), ember.flip(v, (0,)).to(D.int64)) != 0
+    return ember.matmul(windows, ember.flip(v, (0,)))
+
+
+def _mode_slice(full, n, m, mode):
+    if mode in ("full", "f"):
+        return full
+    big, small = max(n, m), min(n, m)
+    if mode in ("same", "s"):
+        start = (small - 1) // 2
+        return full[start:start + big]
+    if mode in ("valid", "v"):
+        return full[small - 1:big]
+    raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+
+
+def _conv_args(a, v, name):
+    x, y = asarray(a), asarray(v)
+    if x.ndim > 1 or y.ndim > 1:
+        raise ValueError("object too deep for desired array")
+    x, y = x.reshape(-1), y.reshape(-1)
+    if x.shape[0] == 0:
+        raise ValueError(f"{name}: a cannot be empty" if name == "convolve"
+                         else "a cannot be empty")
+    if y.shape[0] == 0:
+        raise ValueError(f"{name}: v cannot be empty" if name == "convolve"
+                         else "v cannot be empty")
+    d = result_type(x, y)
+    return cast(x, d), cast(y, d)
+
+
+def convolve(a, v, mode="full"):
+    x, y = _conv_args(a, v, "convolve")
+    return _mode_slice(_conv_full(x, y), x.shape[0], y.shape[0], mode)
+
+
+def correlate(a, v, mode="valid"):
+    """c[k] = sum_n a[n+k] * conj(v[n]): the convolution with conj(v) reversed."""
+    x, y = _conv_args(a, v, "correlate")
+    yc = ember.conj_physical(y) if y.dtype.is_complex else y
+    return _mode_slice(_conv_full(x, ember.flip(yc, (0,))), x.shape[0], y.shape[0], mode)
+
+
 def i0(x):
     t = asarray(x)
     if t.dtype.is_complex:

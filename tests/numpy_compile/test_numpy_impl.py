@@ -396,6 +396,25 @@ SAMPLES = {
     "isposinf": [S(SPECIAL), S(A((3,), I64)), S(SPECIAL.astype(F32))],
     "isneginf": [S(SPECIAL), S(A((3,), B))],
     "linalg.vecdot": [S(A((3, 4)), A((3, 4)))],
+    "convolve": [S(A((5,), dt), A((3,), dt)) for dt in DTYPES] + [
+        S(A((3,)), A((5,))), S(A((5,)), A((3,)), "same"), S(A((3,)), A((6,)), "same"),
+        S(A((5,), I64), A((3,), F32), "valid"), S(A((3,)), A((5,)), mode="valid"),
+        S(A((4,), np.complex128), A((2,), np.complex128)), S(A((0,)), A((2,))),
+        S(A((2, 2)), A((2,))), S(2.0, A((3,)))],
+    "correlate": [S(A((5,), dt), A((3,), dt)) for dt in DTYPES] + [
+        S(A((3,)), A((5,))), S(A((5,)), A((3,)), "same"), S(A((3,)), A((6,)), "full"),
+        S(A((3,)), A((6,)), "same"), S(A((4,), np.complex128), A((2,), np.complex128),
+                                        "full")],
+    "linalg.eigh": [S(np.array([[4.0, 1.0], [1.0, 3.0]])), S(np.array([[2, 1], [1, 5]])),
+                    S(np.array([[[2.0, 1.0], [1.0, 5.0]]], dtype=F32), UPLO="U")],
+    "linalg.svd": [S(A((3, 4))), S(A((4, 3), F32), full_matrices=False),
+                   S(A((2, 3, 3)), compute_uv=False), S(A((3, 3), I64))],
+    "linalg.svdvals": [S(A((3, 4))), S(A((2, 3, 2), F32))],
+    "linalg.qr": [S(A((4, 3))), S(A((3, 4), F32)), S(A((4, 3)), "complete"),
+                  S(A((4, 3)), mode="r"), S(A((2, 3, 3), I64))],
+    "linalg.matrix_rank": [S(A((3, 4))), S(np.array([[1.0, 2.0], [2.0, 4.0]])),
+                           S(A((2, 3, 3), F32)), S(np.ones((3, 3)), tol=0.5),
+                           S(np.eye(4), rtol=0.1)],
     # numpy.fft
     **{f"fft.{n}": [S(A((4, 6), dt)) for dt in (F32, F64, I64, np.complex128)] + [
         S(A((4, 6)), 8), S(A((4, 6)), axis=0), S(A((4, 6)), 5, 0, "ortho"),
