@@ -49,7 +49,7 @@ def _global_state():
 
 def _interpret(code, f_globals, frame, offset, ctx, break_at, hint_shift=0):
     og = OutputGraph(ctx.dynamic_dims, hint_shift)
-    tx = InstructionTranslator(code, f_globals, og, frame, offset, break_at)
+    tx = InstructionTranslator(code, f_globals, og, frame, offset, break_at, ctx)
     grad = STATE.grad_enabled
     try:
         return tx, og, tx.run()
@@ -66,6 +66,7 @@ def capture_segment(code, f_globals, frame, offset, ctx):
         t0 = time.perf_counter()
         try:
             tx, og, result = _interpret(code, f_globals, frame, offset, ctx, break_at)
+            og._tx = tx
         except Unsupported as e:
             tx = e.__traceback__ and _failed_tx(e)
             ins = getattr(e, "_ember_ins", None)
@@ -76,9 +77,9 @@ def capture_segment(code, f_globals, frame, offset, ctx):
             ctx.record_break(reason, stack)
             continue
         og.check_marked()
-        if ctx.sizes_changed(og.inputs) and _attempt < 3:
+        if ctx.sizes_changed(og.inputs, og.scalars) and _attempt < 3:
             continue           # automatic dynamic: capture again with those dims symbolic
-        if og.sym_source and not _same_with_other_sizes(code, f_globals, frame, offset, ctx,
+        if (og.sym_source or og.sym_floats) and not _same_with_other_sizes(code, f_globals, frame, offset, ctx,
                                                         break_at, og, result):
             ctx.pin_static([src for src, _, _ in og.inputs if src is not None])
             continue           # the program computes with sizes as Python numbers
@@ -101,14 +102,36 @@ def _same_with_other_sizes(code, f_globals, frame, offset, ctx, break_at, og, re
     reached an op as a plain number (a meta or kernel computing with NumPy shapes) would
     show up as a differing constant; such inputs stay static (no stale results)."""
     try:
-        _, og2, result2 = _interpret(code, f_globals, frame, offset, ctx, break_at,
-                                     hint_shift=1)
+        tx2, og2, result2 = _interpret(code, f_globals, frame, offset, ctx, break_at,
+                                       hint_shift=1)
     except Unsupported:
         return False
     if type(result) is not type(result2) or getattr(result, "offset", None) != getattr(
             result2, "offset", None):
         return False
-    return _signature(og.graph) == _signature(og2.graph)
+    return _signature(og.graph) == _signature(og2.graph) and \
+        _live_constants(og._tx, result) == _live_constants(tx2, result2)
+
+
+def _live_constants(tx, result):
+    """The Python numbers the frame state after the segment holds (they must not depend on
+    the example sizes either)."""
+    out = []
+
+    def walk(v, depth=0):
+        if depth > 20:
+            return
+        if isinstance(v, ConstantVariable) and v.source is None:
+            out.append(str(v.value) if isinstance(v.value, SymInt) else repr(v.value))
+        for x in getattr(v, "items", ()) if not isinstance(getattr(v, "items", None),
+                                                           dict) else v.items.values():
+            walk(x, depth + 1)
+    if isinstance(result, ReturnAt):
+        walk(result.value)
+    else:
+        for v in list(tx.stack) + list(tx.locals.values()):
+            walk(v)
+    return out
 
 
 def _signature(graph):
@@ -252,7 +275,9 @@ def _finish(tx, og, result, ctx, code):
     consts.update(tx.extra_consts)
     inputs = []
     for source, t, is_numpy in og.inputs:
-        if source is None:
+        if t is None:                              # a dynamic Python scalar
+            inputs.append(source.expr())
+        elif source is None:
             k = f"in{len(consts)}"
             consts[k] = t
             inputs.append(f"K[{k!r}]")
@@ -275,7 +300,8 @@ def _finish(tx, og, result, ctx, code):
         from ..nn import Module
         gm = GraphModule(Module(), graph)
         seg.gm = gm
-        example = [t for _, t, _ in og.inputs]
+        example = [t if t is not None else og.scalar_values[src.expr()]
+                   for src, t, _ in og.inputs]
         try:
             seg.graph_fn = ctx.backend(gm, example)
         except Exception as e:       # noqa: BLE001

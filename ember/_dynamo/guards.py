@@ -139,6 +139,9 @@ class GuardSet:
             elif kind.startswith("absent:"):
                 conds = [f"not hasattr({x}, {p!r})"]
                 text.append(f"HASATTR: not hasattr({expr}, {p!r})")
+            elif kind == "min2":
+                conds = [f"{x} >= 2"]
+                text.append(f"DYNAMIC_INT: {expr} >= 2")
             elif kind == "is":
                 conds = [f"{x} is {v(p)}"]
                 text.append(f"ALIAS: {expr} is {p}")
@@ -151,7 +154,8 @@ class GuardSet:
                     f"autocast={gs[3]}/{gs[4]} deterministic={gs[5]}")
         if self.symbols:
             for name, (expr, dim, attr) in self.symbols.items():
-                lines.append(f"{name} = {v(expr)}{attr}.shape[{dim}]")
+                lines.append(f"{name} = {v(expr)}" if dim is None
+                             else f"{name} = {v(expr)}{attr}.shape[{dim}]")
             for a, op, b, out in (self.shape_env.guards if self.shape_env else ()):
                 cond = f"({a}) {op} ({b})"
                 lines.append(f"if ({cond}) is not {bool(out)}: return False")

@@ -70,6 +70,10 @@ class OutputGraph:
         self.sym_source = {}     # symbol -> (placeholder node, dim)
         self.dynamic_dims = dynamic_dims   # source expr -> dims to make symbolic
         self.op_count = 0
+        self.scalars = []        # (source expr, value) of Python numbers read from sources
+        self.scalar_values = {}
+        self.sym_floats = {}
+        self.scalar_reads = {}
         self.marked = {}         # symbol of a mark_dynamic'd dim -> (source, dim)
         self.side_effects = {}   # mutations of real Python objects, applied after the graph
         self.obj_vars = {}       # id(real object) -> its one VariableTracker (aliasing)
@@ -120,6 +124,39 @@ class OutputGraph:
         fake = wrap_meta(shape, t._dtype, device=t.device, fake=True)
         fake._rg = t._rg
         return fake
+
+    def scalar(self, value, source, dynamic):
+        """A Python int/float read from `source`: guarded by value, or (dynamic) a graph
+        input: an int as a SymInt (symbolic arithmetic), a float as itself."""
+        key = source.expr()
+        if key in self.scalar_reads:
+            return self.scalar_reads[key]
+        self.scalars.append((key, value))
+        out = self._scalar(value, source, dynamic)
+        self.scalar_reads[key] = out
+        return out
+
+    def _scalar(self, value, source, dynamic):
+        if not dynamic:
+            self.guards.constant(source, value)
+            return value
+        node = self._placeholder(_placeholder_name(source))
+        self.inputs.append((source, None, False))
+        self.scalar_values[source.expr()] = value
+        self.guards.type(source, value)
+        if type(value) is int:
+            sym = self.fake_mode.shape_env.create_symbol(value + self.hint_shift)
+            node.meta["val"] = sym
+            name = str(sym)
+            if name not in self.sym_source:
+                self.sym_source[name] = (node, None)
+                self.guards.symbols[name] = (source.expr(), None, "")
+                self.guards.add(source, "min2", None)
+            return sym
+        val = _SymFloat(value + 0.5 * self.hint_shift)
+        node.meta["val"] = val
+        self.sym_floats[id(val)] = (val, node)
+        return val
 
     def numpy_input(self, arr, source):
         from .. import from_numpy
@@ -185,6 +222,8 @@ class OutputGraph:
             return n
         if isinstance(a, SymInt):
             return self.sym_node(a)
+        if type(a) is _SymFloat and id(a) in self.sym_floats:
+            return self.sym_floats[id(a)][1]
         if isinstance(a, (list, tuple)):
             return type(a)(self.node_arg(x, func) for x in a) if type(a) in (list, tuple) \
                 else tuple(self.node_arg(x, func) for x in a)
@@ -197,6 +236,8 @@ class OutputGraph:
             return n
         if key in self.sym_source:
             ph, d = self.sym_source[key]
+            if d is None:
+                return ph                       # a dynamic int input is its own node
             with self.graph.inserting_after(self._last_placeholder):
                 n = self.graph.call_function(sym_size, (ph, d))
         else:
@@ -209,6 +250,8 @@ class OutputGraph:
 
     def sym_node_by_name(self, name):
         ph, d = self.sym_source[name]
+        if d is None:
+            return ph
         n = self.sym_nodes.get(name)
         if n is None:
             n = self.graph.call_function(sym_size, (ph, d))
@@ -269,6 +312,10 @@ class _Recording:
         self.og.fake_mode.__exit__(*exc)
         _random.default_generator.__dict__.update(self.rng)
         return False
+
+
+class _SymFloat(float):
+    """A float input that varies between calls: its uses in ops become the graph input."""
 
 
 class ConstraintViolationError(RuntimeError):

@@ -130,13 +130,26 @@ class CompileContext:
         from ._logs import pinned_static
         pinned_static(self.code, sources)
 
-    def sizes_changed(self, inputs):
+    def sizes_changed(self, inputs, scalars=()):
         """Automatic dynamic: records the sizes this capture saw; True when a size differs
         from an earlier capture's (that dim is dynamic from now on)."""
         if self.dynamic is False or not config.automatic_dynamic_shapes:
             return False
         return _note_sizes(self, [(src.expr(), tuple(int(n) for n in t.shape))
-                                  for src, t, _ in inputs if src is not None])
+                                  for src, t, _ in inputs if src is not None and t is not None]
+                           + list(scalars))
+
+    def scalar_dynamic(self, source, value):
+        """A Python int/float input that changed between captures is a graph input from
+        then on (PyTorch's automatic dynamic for specialize_int/float=False)."""
+        if self.dynamic is False or not config.automatic_dynamic_shapes:
+            return False
+        if type(value) is int and (config.specialize_int or value < 2):
+            return False          # sizes-like symbols are >= 2; other ints stay constants
+        if type(value) is float and config.specialize_float:
+            return False
+        seen = _FRAME_STATE.get(self.code, {}).get(source.expr())
+        return isinstance(seen, dict) and "v" in seen and seen["v"] is None
 
     def dynamic_dims(self, source, t):
         """Which dims of the input at `source` get symbols: dynamic=True all (not 0/1),
@@ -168,7 +181,7 @@ def _note_sizes(ctx, segs_inputs):
         prev = st.get(key)
         if prev == "static":
             continue
-        cur = dict(enumerate(shape))
+        cur = dict(enumerate(shape)) if isinstance(shape, tuple) else {"v": shape}
         if prev is None:
             st[key] = cur
             continue

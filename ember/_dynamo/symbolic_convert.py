@@ -1023,8 +1023,9 @@ class InliningTranslator(InstructionTranslatorBase):
 class InstructionTranslator(InstructionTranslatorBase):
     """The top frame of a segment: starts from the real frame state at `offset`."""
 
-    def __init__(self, code, f_globals, og, frame, offset, break_at):
+    def __init__(self, code, f_globals, og, frame, offset, break_at, ctx):
         super().__init__(code, f_globals, og)
+        self.ctx = ctx
         self.frame = frame                  # (L, S, C): real locals, stack, closure cells
         self._builder = VariableBuilder(self)
         self.break_at = break_at

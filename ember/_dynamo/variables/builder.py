@@ -116,6 +116,9 @@ class VariableBuilder:
             if source is not None:
                 g.constant(source, value)
             return ConstantVariable(value, source)
+        if type(value) in (int, float) and source is not None:
+            dyn = self.root.ctx.scalar_dynamic(source, value)
+            return ConstantVariable(self.og.scalar(value, source, dyn), source)
         if isinstance(value, _CONST_TYPES):
             if source is not None:
                 if isinstance(value, (D.dtype, _Device, enum.Enum)):
