@@ -155,11 +155,26 @@ class _ProxyCall:
         return repr(self.__fx_original__)
 
 
-def _yield_to_proxy(orig):
+# `tensor <op> proxy` is recorded as the Tensor method PyTorch's __torch_function__ sees
+# for that operator (torch.fx's own names: `c * x` -> call_method mul, `c / x` -> div)
+_TENSOR_OP_METHOD = {"__add__": "add", "__sub__": "sub", "__mul__": "mul",
+                     "__truediv__": "div", "__floordiv__": "__floordiv__",
+                     "__mod__": "remainder", "__pow__": "pow", "__matmul__": "matmul",
+                     "__and__": "__and__", "__or__": "__or__", "__xor__": "__xor__",
+                     "__lshift__": "__lshift__", "__rshift__": "__rshift__", "__eq__": "eq",
+                     "__ne__": "ne", "__lt__": "lt", "__le__": "le", "__gt__": "gt",
+                     "__ge__": "ge"}
+
+
+def _yield_to_proxy(orig, name):
+    method = _TENSOR_OP_METHOD.get(name)
+
     @functools.wraps(orig)
     def dunder(self, other):
         if isinstance(other, Proxy):
-            return NotImplemented
+            if method is None:
+                return NotImplemented
+            return other.tracer.create_proxy("call_method", method, (self, other), {})
         return orig(self, other)
     return dunder
 
@@ -175,16 +190,17 @@ def _tensor_getitem(orig):
     return getitem
 
 
-_WRAPPERS = {}     # id(original) -> (original, wrapper): built once, reused by every trace
+_WRAPPERS = {}     # (id(original), kind...) -> (original, wrapper): built once, reused
 
 
 def _wrapper(f, make, *a):
     f = getattr(f, "__fx_original__", f)
-    hit = _WRAPPERS.get(id(f))
+    key = (id(f), make) + a
+    hit = _WRAPPERS.get(key)
     if hit is None or hit[0] is not f:
         w = make(f, *a)
         w.__fx_original__ = f
-        hit = _WRAPPERS[id(f)] = (f, w)
+        hit = _WRAPPERS[key] = (f, w)
     return hit[1]
 
 
@@ -198,7 +214,7 @@ def _install_proxy_calls(patcher):
         public[id(w.__fx_original__)] = w
         patcher.setattr(mod, name, w)
     for name in _TENSOR_DUNDERS:
-        patcher.setattr(Tensor, name, _wrapper(getattr(Tensor, name), _yield_to_proxy))
+        patcher.setattr(Tensor, name, _wrapper(getattr(Tensor, name), _yield_to_proxy, name))
     patcher.setattr(Tensor, "__getitem__", _wrapper(Tensor.__getitem__, _tensor_getitem))
     # registry ops called directly (ember.ops.aten.add.Tensor(proxy, 1), as in the code
     # of a captured GraphModule) record themselves
