@@ -128,7 +128,9 @@ class Proxy:
         self.__dict__ = d
 
     def __deepcopy__(self, memo):
-        raise RuntimeError("ember.fx: a Proxy cannot be deep-copied during tracing")
+        # a copy stands for the same value (torch.fx's behaviour); defined so that
+        # deepcopy does not find an Attribute through __getattr__
+        return Proxy(self.node, self.tracer)
 
     def __call__(self, *args, **kwargs):
         return self.tracer.create_proxy("call_method", "__call__", (self,) + args, kwargs)

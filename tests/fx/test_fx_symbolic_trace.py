@@ -349,3 +349,14 @@ def test_trace_vision_models_equals_eager(arch):
     x = ember.randn(1, 3, 32, 32)
     with ember.no_grad():
         np.testing.assert_allclose(gm(x).numpy(), m(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_deepcopy_of_proxy_stands_for_same_value():
+    import copy
+
+    def f(x):
+        y = copy.deepcopy(x)
+        return y + 1
+    gm = fx.symbolic_trace(f)
+    assert [n.op for n in gm.graph.nodes] == ["placeholder", "call_function", "output"]
+    assert gm(ember.ones(2)).tolist() == [2.0, 2.0]
