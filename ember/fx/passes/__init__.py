@@ -1,2 +1,2 @@
 """ember.fx.passes: graph passes (torch.fx.passes)."""
-from . import shape_prop, fake_tensor_prop  # noqa: F401
+from . import shape_prop, fake_tensor_prop, split_module  # noqa: F401
