@@ -28,6 +28,7 @@ from .ops.join import *  # noqa: F401,F403
 from .ops.as_strided import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403
 from .ops.vector_norm import *  # noqa: F401,F403
+from .ops.mask import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.matmul import *  # noqa: F401,F403
 from .ops.activation import *  # noqa: F401,F403

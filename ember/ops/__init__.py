@@ -1,7 +1,7 @@
 """The op registry and the op families that fill it (one module per family)."""
 from ._registry import REGISTRY, OpDef, register, get
 from . import (copy, creation, pointwise, shape, as_strided, join, reduction,  # noqa: F401
-               indexing, matmul,
+               mask, indexing, matmul,
                activation, random, pointwise_math, scan, histogram, sorting, rearrange,
                index_ops, complex, einsum)
 from . import vector_norm  # noqa: F401,E402  (torch.norm/dist: above reduction)

@@ -81,8 +81,11 @@ def _soft_margin(x, t, reduction):
 
 
 def _log_sigmoid(x):
-    from ..nn.functional import logsigmoid
-    return logsigmoid(x)
+    """F.logsigmoid's registry op (registered by nn.functional with the activations),
+    looked up in the registry: ops do not import nn."""
+    from .._dispatch import dispatch
+    from ._registry import get
+    return dispatch(get("log_sigmoid"), (x,))
 
 
 def _bce_logits(x, t, weight, pos_weight, reduction):
@@ -142,7 +145,7 @@ def _cosine_embedding(x1, x2, t, margin, reduction):
 
 
 def _pairwise(x1, x2, p, eps):
-    from ..nn.functional import pairwise_distance
+    from .vector_norm import pairwise_distance
     return pairwise_distance(x1, x2, p, eps)
 
 

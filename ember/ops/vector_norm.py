@@ -200,6 +200,16 @@ def dist(input, other, p=2):
     return _vector_norm(input - other, p, None, False, None, None)
 
 
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p over the last dimension (F.pairwise_distance; the triplet and
+    cosine-free margin losses use it, so it sits here, below nn)."""
+    out_dim = max(x1.dim(), x2.dim())
+    diff = x1 - x2 + eps
+    if out_dim == 0:
+        return diff.abs() if p != 0 else (diff != 0).to(diff.dtype)
+    return diff.norm(p, out_dim - 1, keepdim)
+
+
 def _install():
     Tensor.dist = dist
 

@@ -8,6 +8,7 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...ops.activation import _get_softmax_dim
 from ...ops.creation import arange, zeros_like
+from ...ops.vector_norm import pairwise_distance  # noqa: F401  (F.pairwise_distance)
 
 __all__ = ["softmax", "softmin", "log_softmax", "one_hot", "normalize", "cosine_similarity",
            "pairwise_distance", "gumbel_softmax", "pdist"]
@@ -91,15 +92,6 @@ def _broadcast(a, b):
 def _scalar_name(d):
     from ...ops._elementwise import type_name
     return type_name(d)
-
-
-def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """||x1 - x2 + eps||_p over the last dimension."""
-    out_dim = max(x1.dim(), x2.dim())
-    diff = x1 - x2 + eps
-    if out_dim == 0:
-        return diff.abs() if p != 0 else (diff != 0).to(diff.dtype)
-    return diff.norm(p, out_dim - 1, keepdim)
 
 
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
