@@ -449,12 +449,34 @@ class Tracer(TracerBase):
             fn_, args, kwargs = self.create_args_for_root(fn, is_module, concrete_args)
             if is_module:
                 args = [root] + args
-            result = fn_(*args, **kwargs)
+            result = self._run_patching_callees(fn_, args, kwargs)
             self.create_node("output", "output", (self.create_arg(result),), {},
                              type_expr=getattr(fn, "__annotations__", {}).get("return"))
             self._patcher = None
         self.submodule_paths = None
         return self.graph
+
+    def _run_patching_callees(self, fn, args, kwargs):
+        """Call fn; every user (non-ember) Python function it calls gets the ember
+        functions in its module's globals patched when first entered, so helpers that
+        did `from ember import relu` elsewhere record too (PyTorch gets this from
+        __torch_function__). A profile hook on this thread sees those calls; the
+        previous hook is put back after."""
+        seen = set()
+
+        def hook(frame, event, arg):
+            if event == "call":
+                g = frame.f_globals
+                if id(g) not in seen:
+                    seen.add(id(g))
+                    if not str(g.get("__name__", "")).startswith("ember"):
+                        self._autowrap_globals(g)
+        previous = sys.getprofile()
+        sys.setprofile(hook)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            sys.setprofile(previous)
 
     def _collect_tensor_attrs(self, m, prefix):
         for k, v in m.__dict__.items():

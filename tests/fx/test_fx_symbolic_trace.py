@@ -360,3 +360,18 @@ def test_deepcopy_of_proxy_stands_for_same_value():
     gm = fx.symbolic_trace(f)
     assert [n.op for n in gm.graph.nodes] == ["placeholder", "call_function", "output"]
     assert gm(ember.ones(2)).tolist() == [2.0, 2.0]
+
+
+def test_helpers_in_other_modules_using_imported_ember_functions():
+    """`from ember import relu` in a helper module: torch.fx sees such calls through
+    __torch_function__; ember patches the helper's globals when it is entered."""
+    import types
+    mod = types.ModuleType("fx_helper_mod")
+    exec("from ember import relu\nfrom ember.nn.functional import gelu\n"
+         "def helper(x):\n    return gelu(relu(x)) * 2\n", mod.__dict__)
+    gm = fx.symbolic_trace(lambda x: mod.helper(x) + 1)
+    calls = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert calls == [ember.relu, ember.nn.functional.gelu, operator.mul, operator.add]
+    assert mod.relu is ember.relu and mod.gelu is ember.nn.functional.gelu   # restored
+    t = ember.randn(3)
+    np.testing.assert_allclose(gm(t).numpy(), (mod.helper(t) + 1).numpy(), rtol=1e-6)
