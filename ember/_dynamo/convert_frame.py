@@ -22,7 +22,7 @@ from .variables.containers import (BaseListVariable, DictVariable, IteratorVaria
 from .variables.functions import (TensorMethod, BoundBuiltinMethod, UserMethodVariable, NestedUserFunctionVariable,
                                   BuiltinVariable, EmberFunctionVariable,
                                   UserFunctionVariable)
-from .variables.objects import GradModeVariable, _Bound, SuperVariable
+from .variables.objects import GradModeVariable, _Bound, SuperVariable, ContextObjectVariable
 from .variables.tensor import TensorVariable
 
 log = logging.getLogger("ember._dynamo")
@@ -50,11 +50,35 @@ def _global_state():
 def _interpret(code, f_globals, frame, offset, ctx, break_at, hint_shift=0):
     og = OutputGraph(ctx.dynamic_dims, hint_shift)
     tx = InstructionTranslator(code, f_globals, og, frame, offset, break_at, ctx)
-    grad = STATE.grad_enabled
+    saved = _save_state()
     try:
         return tx, og, tx.run()
     finally:
-        STATE.grad_enabled = grad
+        _restore_state(saved)
+
+
+def _save_state():
+    """Global state a capture may change while interpreting (grad mode, autocast, the
+    dispatch mode stack): restored after it, since the graph replays the changes."""
+    from ..amp import autocast_mode as am
+    st = am._ST
+    return (STATE.grad_enabled, list(STATE.modes), dict(st.enabled), dict(st.dtype),
+            st.cache_enabled, st.depth)
+
+
+def _restore_state(saved):
+    from ..amp import autocast_mode as am
+    st = am._ST
+    STATE.grad_enabled, modes, enabled, dtype, st.cache_enabled, depth = saved
+    STATE.modes[:] = modes
+    st.enabled.clear()
+    st.enabled.update(enabled)
+    st.dtype.clear()
+    st.dtype.update(dtype)
+    if st.depth != depth:
+        st.depth = depth
+        if depth == 0:
+            st.cache.clear()
 
 
 def capture_segment(code, f_globals, frame, offset, ctx):
@@ -232,6 +256,8 @@ class _Rebuild:
                     f"{self.const(v.defaults)}, {self.const(v.kwdefaults)}, ({cells}))")
         if isinstance(v, GradModeVariable):
             return f"GRADCTX({v.mode}, {v.prev})"
+        if isinstance(v, _Bound) and isinstance(v.owner, ContextObjectVariable):
+            return f"{self.const(v.owner.value)}.__{v.fn.__name__}__"
         if isinstance(v, _Bound):
             owner = v.fn.__self__
             return f"GRADCTX({owner.mode}, {owner.prev}).{v.fn.__name__.replace('enter', '__enter__').replace('exit', '__exit__')}"

@@ -15,6 +15,7 @@ from .. import _dtype as D
 from .._determinism import MODE as _DET
 from .._tensor import Tensor
 from ..amp import autocast_mode as _AMP
+from ..profiler import _state as _PROF
 
 __all__ = ["GuardSet"]
 
@@ -24,7 +25,7 @@ _SCALARS = (int, float, bool, str, bytes, type(None), complex)
 def _global_state():
     ac = _AMP._ST
     return (STATE.grad_enabled, STATE.inference, D.get_default_dtype(), ac.enabled["cpu"],
-            ac.dtype["cpu"], _DET.enabled)
+            ac.dtype["cpu"], _DET.enabled, _PROF.ACTIVE[0] is None)
 
 
 class GuardSet:
@@ -151,7 +152,7 @@ class GuardSet:
         gs = _global_state()
         lines.append(f"if ___state() != {c(gs)}: return False")
         text.append(f"GLOBAL_STATE: grad_mode={gs[0]} inference={gs[1]} default_dtype={gs[2]} "
-                    f"autocast={gs[3]}/{gs[4]} deterministic={gs[5]}")
+                    f"autocast={gs[3]}/{gs[4]} deterministic={gs[5]} profiler_off={gs[6]}")
         if self.symbols:
             for name, (expr, dim, attr) in self.symbols.items():
                 lines.append(f"{name} = {v(expr)}" if dim is None

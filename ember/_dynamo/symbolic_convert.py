@@ -26,7 +26,7 @@ from .variables.containers import (ListVariable, TupleVariable, DictVariable, Sl
 from .variables.functions import (NestedUserFunctionVariable, BuiltinVariable,
                                   EmberFunctionVariable, UserMethodVariable)
 from .variables.objects import (NNModuleVariable, SuperVariable, GradModeVariable,
-                                UserDefinedObjectVariable)
+                                UserDefinedObjectVariable, ContextObjectVariable)
 from .variables.tensor import TensorVariable
 
 __all__ = ["InstructionTranslator", "NULL", "BreakAt", "ReturnAt"]
@@ -333,6 +333,11 @@ class InstructionTranslatorBase:
         return obj.var_getattr(self, name)
 
     def store_attr(self, obj, name, value):
+        if isinstance(obj, TensorVariable) and obj.source is not None and name == "grad" \
+                and obj.real is not None:
+            obj.pending[name] = value              # p.grad = None / a new tensor
+            self.og.side_effects[(id(obj), name)] = ("attr", obj, name, value)
+            return
         if isinstance(obj, (UserDefinedObjectVariable, NNModuleVariable)) and \
                 obj.source is not None and not isinstance(obj.value, type) and \
                 type(obj.value).__setattr__ in (object.__setattr__, _module_setattr()):
@@ -341,6 +346,13 @@ class InstructionTranslatorBase:
             return
         unsupported(f"setting attribute '{name}' of a {obj.python_type().__name__} "
                     "(a Python side effect)")
+
+    def ctx_effect(self, what, obj):
+        """Enter/exit a global-state context now (the capture sees its effect) and as a
+        graph node (the replay does)."""
+        fn = ctx_enter if what == "enter" else ctx_exit
+        fn(obj)
+        self.og.add_effect(fn, obj)
 
     def set_grad_mode(self, mode):
         STATE.grad_enabled = bool(mode)
@@ -871,7 +883,7 @@ class InstructionTranslatorBase:
 
     def BEFORE_WITH(self, ins):
         ctx = self.pop()
-        if not isinstance(ctx, GradModeVariable):
+        if not isinstance(ctx, (GradModeVariable, ContextObjectVariable)):
             unsupported(f"`with` on {ctx} (only grad-mode context managers are captured)")
         self.push(ctx.var_getattr(self, "__exit__"))
         self.push(ctx.enter(self))
@@ -958,6 +970,16 @@ def _const(v):
 def _module_setattr():
     from ..nn.modules.module import Module
     return Module.__setattr__
+
+
+def ctx_enter(obj):
+    """Graph node: a context manager's __enter__ (autocast, record_function)."""
+    obj.__enter__()
+
+
+def ctx_exit(obj):
+    """Graph node: the matching __exit__."""
+    obj.__exit__(None, None, None)
 
 
 def _set_grad(mode):

@@ -14,7 +14,7 @@ from .containers import (ListVariable, TupleVariable, DictVariable, SliceVariabl
                          RangeVariable)
 from .functions import (UserFunctionVariable, UserMethodVariable, EmberFunctionVariable,
                         BuiltinVariable, is_pure_builtin)
-from .objects import (NNModuleVariable, UserDefinedObjectVariable, UserDefinedClassVariable,
+from .objects import (ContextClassVariable, ContextObjectVariable, NNModuleVariable, UserDefinedObjectVariable, UserDefinedClassVariable,
                       PythonModuleVariable, GradModeClassVariable)
 from ..source import ItemSource, DictAttrSource
 
@@ -196,6 +196,8 @@ class VariableBuilder:
         if isinstance(value, type) and value in (gm.no_grad, gm.enable_grad,
                                                  gm.set_grad_enabled, gm.inference_mode):
             return GradModeClassVariable(value, source)
+        if isinstance(value, type) and _is_context_class(value):
+            return ContextClassVariable(value, source)
         from ..symbolic_convert import _is_numpy_callable
         if _is_numpy_callable(value) and not isinstance(value, type):
             return NumpyFunctionVariable(value, source)
@@ -226,7 +228,18 @@ class VariableBuilder:
             return BuiltinVariable(value, source)
         if source is not None:
             self.og.guards.type(source, value)
+        if _is_context_class(type(value)):
+            if source is not None:
+                self.og.guards.identity(source, value)
+            return ContextObjectVariable(value, source)
         return UserDefinedObjectVariable(value, source)
+
+
+def _is_context_class(cls):
+    import contextlib
+    from ...amp.autocast_mode import autocast
+    from ...profiler import record_function
+    return issubclass(cls, (autocast, record_function)) or cls is contextlib.nullcontext
 
 
 class NumpyFunctionVariable(EmberFunctionVariable):

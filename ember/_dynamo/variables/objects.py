@@ -293,6 +293,7 @@ class GradModeVariable(VariableTracker):
 class _Bound(VariableTracker):
     def __init__(self, fn):
         self.fn = fn
+        self.owner = getattr(fn, "__self__", None)
 
     def call_function(self, tx, args, kwargs):
         return self.fn(tx)
@@ -323,3 +324,36 @@ class SuperVariable(VariableTracker):
                     return UserMethodVariable(attr, self.obj)
                 return tx.builder.wrap(attr, None)
         raise AttributeError(name)
+
+
+class ContextObjectVariable(_ObjectVariable):
+    """A context manager whose enter/exit change ember's global state (autocast,
+    record_function, nullcontext): entered for real while capturing and replayed as graph
+    effects, so the ops inside are recorded as they run in eager."""
+
+    def enter(self, tx):
+        tx.ctx_effect("enter", self.value)
+        return self
+
+    def exit(self, tx):
+        tx.ctx_effect("exit", self.value)
+        return ConstantVariable(False)
+
+    def var_getattr(self, tx, name):
+        if name == "__exit__":
+            return _Bound(self.exit)
+        if name == "__enter__":
+            return _Bound(self.enter)
+        return super().var_getattr(tx, name)
+
+
+class ContextClassVariable(_ObjectVariable):
+    """ember.autocast / ember.amp.autocast / record_function / nullcontext (the class)."""
+
+    def call_function(self, tx, args, kwargs):
+        try:
+            a = [x.as_python_constant() for x in args]
+            k = {n: x.as_python_constant() for n, x in kwargs.items()}
+        except Exception:          # noqa: BLE001
+            unsupported(f"{self.value.__name__}() with traced arguments")
+        return ContextObjectVariable(self.value(*a, **k))

@@ -20,6 +20,7 @@ class TensorVariable(VariableTracker):
     def __init__(self, fake, source=None, real=None, is_numpy=False):
         self.fake, self.source, self.real = fake, source, real
         self.is_numpy = is_numpy is not False
+        self.pending = {}
 
     def python_type(self):
         return type(self.real) if self.real is not None else type(self.fake)
@@ -37,6 +38,8 @@ class TensorVariable(VariableTracker):
             return tx.numpy_attr(self, name)
         if name in _META_ATTRS:
             return tx.wrap_result(getattr(self.fake, name))
+        if name in self.pending:
+            return self.pending[name]
         if name == "grad":
             if self.real is None:
                 unsupported("reading .grad of a tensor made inside the compiled region")
