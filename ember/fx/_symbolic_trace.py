@@ -444,6 +444,9 @@ class Tracer(TracerBase):
                 elif name in builtins.__dict__:
                     patcher.setitem(g, name, _wrapper(builtins.__dict__[name], _record_if_proxy))
             self._autowrap_globals(getattr(fn, "__globals__", {}))
+            if is_module:       # self.act = F.gelu stored on a module: patch it there too
+                for mod in root.modules():
+                    self._autowrap_globals(mod.__dict__)
             for m in self._autowrap_search:     # math.sqrt(proxy) through the module
                 self._autowrap_globals(m.__dict__)
             fn_, args, kwargs = self.create_args_for_root(fn, is_module, concrete_args)

@@ -375,3 +375,21 @@ def test_helpers_in_other_modules_using_imported_ember_functions():
     assert mod.relu is ember.relu and mod.gelu is ember.nn.functional.gelu   # restored
     t = ember.randn(3)
     np.testing.assert_allclose(gm(t).numpy(), (mod.helper(t) + 1).numpy(), rtol=1e-6)
+
+
+def test_function_stored_on_module_records():
+    class Act(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = ember.nn.Linear(3, 3)
+            self.activation = ember.nn.functional.gelu
+
+        def forward(self, x):
+            return self.activation(self.lin(x))
+    m = Act()
+    gm = fx.symbolic_trace(m)
+    assert [n.op for n in gm.graph.nodes] == ["placeholder", "call_module", "call_function",
+                                              "output"]
+    assert m.activation is ember.nn.functional.gelu
+    t = ember.randn(2, 3)
+    np.testing.assert_allclose(gm(t).detach().numpy(), m(t).detach().numpy(), rtol=1e-6)
