@@ -81,17 +81,35 @@ class TracerBase:
 
     def to_bool(self, obj):
         raise TraceError("symbolically traced variables cannot be used as inputs to control "
-                         "flow")
+                         "flow" + _internal_use_hint())
 
     def iter(self, obj):
         raise TraceError("Proxy object cannot be iterated. This can be attempted when the "
                          "Proxy is used in a loop or as a *args or **kwargs function argument. "
                          "See the torch.fx docs on pytorch.org for a more detailed explanation "
                          "of what types of control flow can be traced, and check out the Proxy "
-                         "docstring for help troubleshooting Proxy iteration errors")
+                         "docstring for help troubleshooting Proxy iteration errors"
+                         + _internal_use_hint())
 
     def keys(self, obj):
         return Attribute(obj, "keys")()
+
+
+def _internal_use_hint():
+    """When a Proxy reached ember's own code (a function the tracer did not intercept:
+    one bound in a closure or default argument, or called outside a trace), say so."""
+    f = sys._getframe(1)
+    while f is not None:
+        mod = str(f.f_globals.get("__name__", ""))
+        if not mod.startswith("ember.fx"):
+            break
+        f = f.f_back
+    if f is None or not mod.startswith("ember"):
+        return ""
+    return (f" (the Proxy reached ember's own code in {mod}.{f.f_code.co_name}: an ember "
+            "function was called on a Proxy without being intercepted; call it through "
+            "its module (ember.relu, F.gelu) inside the traced code, or use fx.wrap / "
+            "fx.proxy_calls())")
 
 
 class GraphAppendingTracer(TracerBase):

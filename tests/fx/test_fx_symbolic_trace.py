@@ -393,3 +393,14 @@ def test_function_stored_on_module_records():
     assert m.activation is ember.nn.functional.gelu
     t = ember.randn(2, 3)
     np.testing.assert_allclose(gm(t).detach().numpy(), m(t).detach().numpy(), rtol=1e-6)
+
+
+def test_uninterceptable_call_names_the_cause():
+    def make():
+        act = ember.nn.functional.gelu        # bound in a closure: not interceptable
+
+        def f(x):
+            return act(x)
+        return f
+    with pytest.raises(fx.TraceError, match="reached ember's own code"):
+        fx.symbolic_trace(make())
