@@ -11,4 +11,5 @@ from . import pool  # noqa: F401,E402
 from . import loss  # noqa: F401,E402
 from . import misc  # noqa: F401,E402  (last: composes the families above)
 from . import effects  # noqa: F401,E402  (registry ops for non-math effects)
+from . import aten_only  # noqa: F401,E402  (torch.ops.aten-only composites)
 from ._aten import aten  # noqa: F401,E402  (torch.ops.aten)

@@ -24,26 +24,29 @@ def _keys_cubic(x, a=-0.5):
                     np.where(x < 2.0, ((a * x - 5 * a) * x + 8 * a) * x - 4 * a, 0.0))
 
 
-def aa_weights(in_size, out_size, mode, align_corners, scale_factor):
-    """The (out_size, in_size) float64 antialiasing matrix of one axis."""
+def aa_weights(in_size, out_size, mode, align_corners, scale_factor, np_dtype=np.float64):
+    """The (out_size, in_size) antialiasing matrix of one axis, computed in the input's
+    float type as PyTorch's kernel does (the window bounds truncate in that precision)."""
+    f = np.dtype(np_dtype).type
     filt, interp_size = (_triangle, 2) if mode == "bilinear" else (_keys_cubic, 4)
     if align_corners:
-        scale = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+        scale = f((in_size - 1) / (out_size - 1)) if out_size > 1 else f(0)
     elif scale_factor is not None and scale_factor > 0:
-        scale = 1.0 / scale_factor
+        scale = f(1.0 / scale_factor)
     else:
-        scale = in_size / out_size
-    support = interp_size * 0.5 * scale if scale >= 1.0 else interp_size * 0.5
-    invscale = 1.0 / scale if scale >= 1.0 else 1.0
+        scale = f(in_size / out_size)
+    half = f(interp_size * 0.5)
+    support = half * scale if scale >= 1 else half
+    invscale = f(1) / scale if scale >= 1 else f(1)
     max_taps = int(np.ceil(support)) * 2 + 1
-    w = np.zeros((out_size, in_size))
+    w = np.zeros((out_size, in_size), np_dtype)
     for i in range(out_size):
-        center = scale * (i + 0.5)
-        xmin = max(int(center - support + 0.5), 0)
-        xsize = min(max(min(int(center + support + 0.5), in_size) - xmin, 0), max_taps)
-        j = np.arange(xmin, xmin + xsize)
-        row = filt((j - center + 0.5) * invscale)
-        total = row.sum()
+        center = scale * f(i + 0.5)
+        xmin = max(int(center - support + f(0.5)), 0)
+        xsize = min(max(min(int(center + support + f(0.5)), in_size) - xmin, 0), max_taps)
+        j = np.arange(xmin, xmin + xsize).astype(np_dtype)
+        row = filt((j - center + f(0.5)) * invscale).astype(np_dtype)
+        total = row.sum(dtype=np_dtype)
         w[i, xmin:xmin + xsize] = row / total if total != 0 else row
     return w
 
@@ -52,11 +55,11 @@ def interpolate_aa(input, output_size, mode, align_corners, scales):
     """Antialiased resize of a 4-d (N, C, H, W) float tensor to output_size (h, w)."""
     from ...ops.creation import tensor
     y = input.float() if input.dtype.itemsize == 2 else input
-    finite = bool(y.detach().isfinite().all())
+    finite = y._backend == "meta" or bool(y.detach().isfinite().all())   # fake: no data
     for k in range(2):
         dim = 2 + k
         m = aa_weights(y.shape[dim], output_size[k], mode, bool(align_corners),
-                       scales[k] if scales else None)
+                       scales[k] if scales else None, y.dtype.np)
         if finite:                                   # one BLAS product per axis
             y = (y.movedim(dim, -1) @ tensor(m.T, dtype=y.dtype)).movedim(-1, dim)
             continue
