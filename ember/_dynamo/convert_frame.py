@@ -236,8 +236,9 @@ class _Rebuild:
         if isinstance(v, DictVariable):
             if v.source is not None and not v.mutable_local:
                 return v.source.expr()
-            return "{" + ", ".join(f"{self.const(k)}: {self.expr(x)}"
+            body = "{" + ", ".join(f"{self.const(k)}: {self.expr(x)}"
                                    for k, x in v.items.items()) + "}"
+            return body if v.py_type is dict else f"{self.const(v.py_type)}({body})"
         if isinstance(v, IteratorVariable):
             items = ", ".join(self.expr(x) for x in v.items[v.index:])
             return f"RESUME_ITER([{items}])"

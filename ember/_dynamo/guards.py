@@ -28,6 +28,10 @@ def _global_state():
             ac.dtype["cpu"], _DET.enabled, _PROF.ACTIVE[0] is None)
 
 
+def _keys(d):
+    return list(d)
+
+
 class GuardSet:
     """Collects guards during a capture; `compile()` turns them into `check(L, S, G, C, K)`."""
 
@@ -143,6 +147,10 @@ class GuardSet:
             elif kind == "min2":
                 conds = [f"{x} >= 2"]
                 text.append(f"DYNAMIC_INT: {expr} >= 2")
+            elif kind == "keys_id":
+                conds = [f"type({x}) is {c(p[0])}", f"len({x}) == {len(p[1])}",
+                         f"all(a is b for a, b in zip({x}, {c(p[1])}))"]
+                text.append(f"DICT_KEYS: {expr} keys are the same {len(p[1])} objects")
             elif kind == "is":
                 conds = [f"{x} is {v(p)}"]
                 text.append(f"ALIAS: {expr} is {p}")
@@ -168,7 +176,7 @@ class GuardSet:
                "      except (AttributeError, KeyError, IndexError, TypeError, ValueError):\n"
                "        return False\n"
                "    return ___guard\n")
-        ns = {"___state": _global_state, "np": np, "Tensor": Tensor}
+        ns = {"___state": _global_state, "np": np, "Tensor": Tensor, "KEYS": _keys}
         exec(compile(src, "<ember guards>", "exec"), ns)
         fn = ns["___make"](**consts)
         fn.source, fn.text = src, text

@@ -91,7 +91,7 @@ def _from_numpy(a):
 def rebuild_namespace():
     return {"NULL": NULL_OBJ, "RESUME_ITER": ResumeIterator, "METHOD": types.MethodType,
             "CELL": types.CellType, "MKFN": _mkfn, "GRADCTX": _GradCtx,
-            "FROM_NUMPY": _from_numpy}
+            "FROM_NUMPY": _from_numpy, "KEYS": list}
 
 
 class CompileContext:

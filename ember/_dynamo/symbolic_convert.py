@@ -22,7 +22,7 @@ from .variables.base import VariableTracker, ConstantVariable, NotConstant, unsu
 from .variables.builder import VariableBuilder, wrap_constant_result
 from .variables.containers import (ListVariable, TupleVariable, DictVariable, SliceVariable,
                                    IteratorVariable, SetVariable, BaseListVariable,
-                                   RangeVariable)
+                                   RangeVariable, dict_key)
 from .variables.functions import (NestedUserFunctionVariable, BuiltinVariable,
                                   EmberFunctionVariable, UserMethodVariable)
 from .variables.objects import (NNModuleVariable, SuperVariable, GradModeVariable,
@@ -657,7 +657,7 @@ class InstructionTranslatorBase:
     def CONTAINS_OP(self, ins):
         container, item = self.pop(), self.pop()
         if isinstance(container, DictVariable):
-            found = item.as_python_constant() in container.items
+            found = dict_key(item) in container.items
         elif isinstance(container, TensorVariable):
             unsupported("`in` on a tensor (data-dependent)")
         else:
@@ -696,7 +696,7 @@ class InstructionTranslatorBase:
             if obj.is_numpy:
                 return self.numpy_method(obj, "__getitem__", [key], {})
             return self.call_ember(operator.getitem, [obj, key], {}, name="__getitem__")
-        if isinstance(key, TensorVariable):
+        if isinstance(key, TensorVariable) and not isinstance(obj, DictVariable):
             unsupported("indexing a Python container with a tensor")
         if isinstance(obj, ConstantVariable):
             return wrap_constant_result(obj.value[self.to_value(key)])
@@ -730,7 +730,7 @@ class InstructionTranslatorBase:
 
     def BUILD_MAP(self, ins):
         kv = self.popn(2 * ins.arg)
-        self.push(DictVariable({kv[i].as_python_constant(): kv[i + 1]
+        self.push(DictVariable({dict_key(kv[i]): kv[i + 1]
                                 for i in range(0, len(kv), 2)}, mutable_local=True))
 
     def BUILD_CONST_KEY_MAP(self, ins):
@@ -765,7 +765,7 @@ class InstructionTranslatorBase:
 
     def MAP_ADD(self, ins):
         v, k = self.pop(), self.pop()
-        self.stack[-ins.arg].items[k.as_python_constant()] = v
+        self.stack[-ins.arg].items[dict_key(k)] = v
 
     def LIST_EXTEND(self, ins):
         v = self.pop()

@@ -1,5 +1,6 @@
 """Turning real values the capture reads into VariableTrackers, installing their guards."""
 import builtins
+import collections
 import enum
 import types
 
@@ -157,12 +158,8 @@ class VariableBuilder:
                 g.length(source, value)
             from .containers import SetVariable
             return SetVariable([self.wrap(v, None) for v in value], source=source)
-        if type(value) is dict:
-            if source is not None:
-                g.keys(source, value)
-            return DictVariable({k: self.wrap(v, ItemSource(source, k) if source is not None
-                                              else None) for k, v in value.items()},
-                                source=source)
+        if type(value) in (dict, collections.OrderedDict, collections.defaultdict):
+            return self._wrap_dict(value, source)
         if isinstance(value, (range, slice)):
             if source is not None:
                 g.constant(source, value)
@@ -180,6 +177,29 @@ class VariableBuilder:
                              if source else None)
         self._guard_identity(value, source)
         return self._wrap_callable_or_object(value, source)
+
+    def _wrap_dict(self, value, source):
+        const_keys = all(isinstance(k, (str, int, float, bool, type(None), tuple))
+                         for k in value)
+        if source is not None:
+            if const_keys:
+                self.og.guards.keys(source, value)
+            else:
+                self.og.guards.add(source, "keys_id", (type(value), list(value)))
+        items, key_vars = {}, {}
+        for i, (k, v) in enumerate(value.items()):
+            if const_keys:
+                item_src = ItemSource(source, k) if source is not None else None
+            else:
+                key_src = _KeySource(source, i) if source is not None else None
+                key_vars[id(k)] = self.wrap(k, key_src)
+                item_src = _KeyedItemSource(source, i) if source is not None else None
+            items[k] = self.wrap(v, item_src)
+        d = DictVariable(items, source=source, py_type=type(value))
+        d.key_vars = key_vars
+        if type(value) is collections.defaultdict and value.default_factory is not None:
+            d.default_factory = self.wrap(value.default_factory, None)
+        return d
 
     def _guard_identity(self, value, source):
         if source is None:
@@ -240,6 +260,19 @@ def _is_context_class(cls):
     from ...amp.autocast_mode import autocast
     from ...profiler import record_function
     return issubclass(cls, (autocast, record_function)) or cls is contextlib.nullcontext
+
+
+class _KeySource(ItemSource):
+    """The i-th key of a dict keyed by objects (checked by identity in the guard)."""
+
+    def expr(self):
+        return f"KEYS({self.base.expr()})[{self.index}]"
+
+
+class _KeyedItemSource(ItemSource):
+    def expr(self):
+        b = self.base.expr()
+        return f"{b}[KEYS({b})[{self.index}]]"
 
 
 class NumpyFunctionVariable(EmberFunctionVariable):

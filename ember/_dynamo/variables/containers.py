@@ -134,8 +134,21 @@ class SetVariable(BaseListVariable):
         return super().call_method(tx, name, args, kwargs)
 
 
+def dict_key(v):
+    """The Python key a tracked value stands for: a constant, or a real object by identity
+    (a parameter keying an optimizer's state, a module)."""
+    from .tensor import TensorVariable
+    if isinstance(v, TensorVariable):
+        if v.real is None:
+            unsupported("a tensor made in the region used as a dict key")
+        return v.real
+    if hasattr(v, "value") and not isinstance(v, ConstantVariable):
+        return v.value
+    return v.as_python_constant()
+
+
 class DictVariable(VariableTracker):
-    """A dict with constant keys (strings, ints, modules by identity)."""
+    """A dict (or OrderedDict / defaultdict) keyed by constants or by real objects."""
 
     def __init__(self, items, source=None, mutable_local=False, py_type=dict):
         self.items = dict(items)        # python key -> VariableTracker
@@ -150,19 +163,27 @@ class DictVariable(VariableTracker):
     def truth(self, tx):
         return bool(self.items)
 
+    def key_var(self, tx, k):
+        v = self.key_vars.get(id(k)) if hasattr(self, "key_vars") else None
+        return v if v is not None else ConstantVariable(k)
+
     def unpack(self, tx):
-        return [ConstantVariable(k) for k in self.items]
+        return [self.key_var(tx, k) for k in self.items]
 
     def var_getattr(self, tx, name):
         from .functions import BoundBuiltinMethod
         return BoundBuiltinMethod(self, name)
 
     def call_method(self, tx, name, args, kwargs):
-        c = [a.as_python_constant() if i == 0 and name != "update" else None
+        c = [dict_key(a) if i == 0 and name != "update" else None
              for i, a in enumerate(args)]
         if name == "__getitem__":
             if c[0] not in self.items:
-                unsupported(f"dict key {c[0]!r} missing (KeyError)")
+                factory = getattr(self, "default_factory", None)
+                if factory is None:
+                    unsupported(f"dict key {c[0]!r} missing (KeyError)")
+                tx.check_mutable(self, "defaultdict insert")
+                self.items[c[0]] = factory.call_function(tx, [], {})
             return self.items[c[0]]
         if name == "get":
             return self.items.get(c[0], args[1] if len(args) > 1 else ConstantVariable(None))
@@ -171,11 +192,11 @@ class DictVariable(VariableTracker):
         if name == "__len__":
             return ConstantVariable(len(self.items))
         if name == "keys":
-            return TupleVariable([ConstantVariable(k) for k in self.items])
+            return TupleVariable([self.key_var(tx, k) for k in self.items])
         if name == "values":
             return TupleVariable(list(self.items.values()))
         if name == "items":
-            return TupleVariable([TupleVariable([ConstantVariable(k), v])
+            return TupleVariable([TupleVariable([self.key_var(tx, k), v])
                                   for k, v in self.items.items()])
         if name == "copy":
             return DictVariable(self.items, mutable_local=True)

@@ -1,5 +1,6 @@
 """Real objects the capture reads through their sources: nn.Modules, user objects and
 classes, Python modules, and the grad-mode context managers."""
+import collections
 import inspect
 import types
 
@@ -7,7 +8,7 @@ from ..._dispatch import STATE
 from ..source import AttrSource, DictAttrSource
 from .base import VariableTracker, ConstantVariable, unsupported
 from .containers import TupleVariable, IteratorVariable
-from .functions import UserMethodVariable, UserFunctionVariable
+from .functions import UserMethodVariable, UserFunctionVariable, BuiltinVariable
 
 __all__ = ["NNModuleVariable", "UserDefinedObjectVariable", "UserDefinedClassVariable",
            "PythonModuleVariable", "GradModeVariable", "GradModeClassVariable",
@@ -207,6 +208,18 @@ class UserDefinedClassVariable(_ObjectVariable):
 
     def call_function(self, tx, args, kwargs):
         cls = self.value
+        import itertools
+        if cls is itertools.chain and not kwargs:
+            return IteratorVariable([v for a in args for v in tx.unpack_iterable(a)])
+        if cls in (collections.OrderedDict, collections.defaultdict) and not args[1:]:
+            from .containers import DictVariable
+            d = DictVariable({}, mutable_local=True, py_type=cls)
+            if cls is collections.defaultdict and args:
+                d.default_factory = args[0]
+            elif args:
+                d.items.update(tx.call(BuiltinVariable(dict), [args[0]], {}).items)
+            d.items.update(kwargs)
+            return d
         if issubclass(cls, tuple) and hasattr(cls, "_fields"):       # namedtuple
             vals = list(args) + [kwargs[f] for f in cls._fields[len(args):] if f in kwargs]
             return TupleVariable(vals, py_type=cls)
