@@ -11,7 +11,8 @@ import numpy as np
 import ember
 from .. import _dtype as D
 from .._tensor import Tensor
-from ._util import (DEFAULT_FLOAT, Unsupported, cast, norm_axis, result_type,
+from ._util import (Unsupported, cast, default_float, defaulted, norm_axis, python_dtype,
+                    result_type, strong_dtypes,
                     shape_tuple, to_ember_dtype)
 from ._util import asarray as _asarray
 
@@ -35,7 +36,7 @@ def zeros(shape, dtype=float, order="C", *, device=None, like=None):
 
 def ones(shape, dtype=None, order="C", *, device=None, like=None):
     _order("ones", order)
-    return ember.ones(shape_tuple(shape), dtype=to_ember_dtype(dtype, "ones") or DEFAULT_FLOAT)
+    return ember.ones(shape_tuple(shape), dtype=to_ember_dtype(dtype, "ones") or default_float())
 
 
 def empty(shape, dtype=float, order="C", *, device=None, like=None):
@@ -49,7 +50,9 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     if isinstance(fill_value, Tensor):
         d = to_ember_dtype(dtype, "full") or fill_value.dtype
         return ember.broadcast_to(cast(fill_value, d), shape).clone()
-    d = to_ember_dtype(dtype, "full") or to_ember_dtype(np.asarray(fill_value).dtype, "full")
+    d = to_ember_dtype(dtype, "full") or (
+        to_ember_dtype(fill_value.dtype, "full") if isinstance(fill_value, np.generic)
+        else python_dtype(fill_value, "full"))
     return ember.full(shape, _fill_value(fill_value, d), dtype=d)
 
 
@@ -88,9 +91,10 @@ def arange(start_or_stop, /, stop=None, step=None, *, dtype=None, device=None, l
         raise Unsupported("numpy.arange with array bounds would be a host read")
     if step == 0:
         raise ZeroDivisionError("division by zero")
-    d = to_ember_dtype(dtype, "arange") or to_ember_dtype(
+    d = to_ember_dtype(dtype, "arange") or defaulted(to_ember_dtype(
         np.result_type(*[v if isinstance(v, np.generic) else np.asarray(v).dtype
-                         for v in (start, stop, step)]), "arange")
+                         for v in (start, stop, step)]), "arange"),
+        strong_dtypes((start, stop, step)))
     n = max(int(np.ceil((stop - start) / step)), 0)
     if d.is_floating_point or d.is_complex:
         # NumPy fills start + i*step (in float64, then cast).
@@ -155,7 +159,7 @@ def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
 
 
 def identity(n, dtype=None, *, like=None):
-    return eye(n, dtype=to_ember_dtype(dtype, "identity") or DEFAULT_FLOAT)
+    return eye(n, dtype=to_ember_dtype(dtype, "identity") or default_float())
 
 
 def tri(N, M=None, k=0, dtype=float, *, like=None):

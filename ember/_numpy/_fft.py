@@ -9,14 +9,16 @@ import numpy as np
 
 import ember
 from .. import _dtype as D
-from ._util import Unsupported, asarray, cast, check_out, norm_axis
+from ._util import Unsupported, asarray, cast, check_out, float_dtype_for, norm_axis
 
 
 def _in(a, name):
     x = asarray(a)
     if x.dtype.is_complex:
         return x
-    return cast(x, D.float32 if x.dtype in (D.float16, D.bfloat16, D.float32) else D.float64)
+    if x.dtype in (D.float16, D.bfloat16, D.float32):
+        return cast(x, D.float32)
+    return cast(x, float_dtype_for(x.dtype))
 
 
 def _real_in(a, name):

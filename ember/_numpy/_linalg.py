@@ -11,7 +11,8 @@ import numpy as np
 
 import ember
 from .. import _dtype as D
-from ._util import (Unsupported, asarray, cast, check_out, norm_axis, result_type,
+from ._util import (Unsupported, asarray, cast, check_out, float_dtype_for, norm_axis,
+                    result_type,
                     sum_dtype, to_ember_dtype)
 
 
@@ -146,7 +147,7 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
         raise ValueError("diag requires an array of at least two dimensions")
     d = to_ember_dtype(dtype, "trace") or sum_dtype(x.dtype)
     diag = ember.diagonal(x, offset, norm_axis(axis1, x.ndim), norm_axis(axis2, x.ndim))
-    return ember.sum(cast(diag, d), dim=-1)
+    return ember.sum(cast(diag, d), dim=-1, dtype=d)
 
 
 # --- numpy.linalg -----------------------------------------------------------------------
@@ -160,7 +161,7 @@ def _lin(x, name, min_nd=2, square=True):
         raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
     if t.dtype in (D.float16, D.bfloat16):
         raise TypeError(f"array type {t.dtype.np} is unsupported in linalg")
-    return cast(t, t.dtype if t.dtype.is_floating_point or t.dtype.is_complex else D.float64)
+    return cast(t, float_dtype_for(t.dtype))
 
 
 def inv(a):
@@ -239,7 +240,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
 def solve(a, b):
     x = _lin(a, "solve")
     y = asarray(b)
-    d = result_type(x, y.dtype if y.dtype._kind >= 2 else D.float64)
+    d = result_type(x, float_dtype_for(y.dtype))
     x, y = cast(x, d), cast(y, d)
     if y.ndim == 1:
         if y.shape[0] != x.shape[-1]:
@@ -297,7 +298,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if t.dtype in (D.float16, D.bfloat16):
         d = t.dtype
     else:
-        d = t.dtype if t.dtype._kind >= 2 else D.float64
+        d = float_dtype_for(t.dtype)
     t = cast(t, d)
     if axis is None and ord is None:
         r = ember.linalg.vector_norm(t.reshape(-1), 2)
@@ -314,12 +315,12 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     t = asarray(x)
-    t = cast(t, t.dtype if t.dtype._kind >= 2 else D.float64)
+    t = cast(t, float_dtype_for(t.dtype))
     return ember.linalg.vector_norm(t, ord, dim=axis, keepdim=keepdims)
 
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     t = asarray(x)
-    d = t.dtype if t.dtype._kind >= 2 else D.float64
+    d = float_dtype_for(t.dtype)
     t = cast(t, D.float32 if d in (D.float16, D.bfloat16) else d)
     return cast(ember.linalg.matrix_norm(t, ord, keepdim=keepdims), d.to_real())

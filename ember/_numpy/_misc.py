@@ -13,7 +13,8 @@ import ember
 from .. import _dtype as D
 from .._tensor import Tensor
 from ._ufuncs import make_ufunc
-from ._util import (NoValue, Unsupported, asarray, cast, check_out, dtype_key, is_weak,
+from ._util import (NoValue, Unsupported, asarray, cast, check_out, dtype_key, float_dtype_for,
+                    is_weak,
                     norm_axis, operands, result_type, to_ember_dtype)
 
 
@@ -326,7 +327,7 @@ def imag(val):
 
 def angle(z, deg=False):
     x = asarray(z)
-    x = x if x.dtype._kind >= 2 else x.to(D.float64)
+    x = cast(x, float_dtype_for(x.dtype))
     r = ember.angle(x)
     return ember.rad2deg(r) if deg else r
 
@@ -350,7 +351,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 def sinc(x):
     t = asarray(x)
-    return ember.sinc(t if t.dtype._kind >= 2 else t.to(D.float64))
+    return ember.sinc(cast(t, float_dtype_for(t.dtype)))
 
 
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):

@@ -14,7 +14,8 @@ import numpy as np
 
 import ember
 from .. import _dtype as D
-from ._util import (NoValue, Unsupported, asarray, cast, check_out, float_dtype_for,
+from ._util import (NoValue, Unsupported, asarray, cast, check_out, default_float,
+                    float_dtype_for,
                     norm_axes, norm_axis, result_type, sum_dtype, to_ember_dtype)
 
 _NAN = float("nan")
@@ -62,7 +63,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=NoValue, initial=NoValue,
     _no_where("sum", where)
     x = asarray(a)
     d = to_ember_dtype(dtype, "sum") or sum_dtype(x.dtype)
-    r = _reduce(x, axis, keepdims, lambda t, dims: ember.sum(cast(t, d), dim=dims))
+    r = _reduce(x, axis, keepdims, lambda t, dims: ember.sum(cast(t, d), dim=dims, dtype=d))
     return r if initial is NoValue else cast(r + initial, d)
 
 
@@ -73,7 +74,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=NoValue, initial=NoValue,
     x = asarray(a)
     d = to_ember_dtype(dtype, "prod") or sum_dtype(x.dtype)
     r = _reduce(x, axis, keepdims, lambda t, dims: ember.prod(
-        _collapse(cast(t, d), dims), dim=-1))
+        _collapse(cast(t, d), dims), dim=-1, dtype=d))
     return r if initial is NoValue else cast(r * initial, d)
 
 
@@ -209,7 +210,7 @@ def _scan(name, ember_fn):
             x, ax = x.reshape(-1), 0
         else:
             ax = norm_axis(axis, x.ndim)
-        return ember_fn(cast(x, d), dim=ax)
+        return ember_fn(cast(x, d), dim=ax, dtype=d)
     scan.__name__ = name
     return scan
 
@@ -441,7 +442,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=NoValue):
         return (avg, cast(scl, avg.dtype)) if returned else avg
     w = asarray(weights)
     if x.dtype._kind < 2:
-        d = result_type(x, w, D.float64)
+        d = result_type(x, w, default_float())
     else:
         d = result_type(x, w)
     if tuple(w.shape) != tuple(x.shape):

@@ -400,7 +400,3 @@ def size(a, axis=None):
     x = asarray(a)
     return x.numel() if axis is None else x.shape[norm_axis(axis, x.ndim)]
 
-
-__all__ = [n for n in dir() if not n.startswith("_") and n not in (
-    "builtins", "np", "ember", "AxisError", "Unsupported", "asarray", "cast", "check_out",
-    "norm_axes", "norm_axis", "result_type", "shape_tuple", "to_ember_dtype")]

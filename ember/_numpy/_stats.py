@@ -11,7 +11,8 @@ import numpy as np
 import ember
 from .. import _dtype as D
 from .._tensor import Tensor
-from ._util import (NoValue, Unsupported, asarray, cast, check_out, is_weak, norm_axis,
+from ._util import (NoValue, Unsupported, asarray, cast, check_out, default_float,
+                    float_dtype_for, is_weak, norm_axis,
                     result_type, sum_dtype, to_ember_dtype)
 
 
@@ -29,7 +30,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     x = asarray(m)
     if x.ndim > 2:
         raise ValueError("m has more than 2 dimensions")
-    d = to_ember_dtype(dtype, "cov") or result_type(x, D.float64)
+    d = to_ember_dtype(dtype, "cov") or result_type(x, default_float())
     X = cast(x, d)
     X = X.reshape(1, -1) if X.ndim < 2 else X
     if not rowvar and X.shape[0] != 1:
@@ -96,15 +97,16 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     if xt.dtype.is_complex or xpt.dtype.is_complex:
         raise TypeError("Cannot cast array data from dtype('complex128') to "
                         "dtype('float64') according to the rule 'safe'")
-    xt = cast(xt, D.float64)
+    xt = cast(xt, default_float())
     if xpt.ndim != 1 or fpt.ndim != 1:
         raise ValueError("object too deep for desired array")
     if xpt.shape[0] != fpt.shape[0]:
         raise ValueError("fp and xp are not of the same length.")
     if xpt.shape[0] == 0:
         raise ValueError("array of sample points is empty")
-    d = D.complex128 if fpt.dtype.is_complex else D.float64
-    xpt, fpt = cast(xpt, D.float64), cast(fpt, d)
+    f = default_float()
+    d = f.to_complex() if fpt.dtype.is_complex else f
+    xpt, fpt = cast(xpt, f), cast(fpt, d)
     n = xpt.shape[0]
     j = ember.clamp(ember.searchsorted(xpt, xt, right=True) - 1, 0, max(n - 2, 0))
     def at(v, i):       # v[i] without indexing by a 0-d tensor (that would read it)
@@ -178,7 +180,7 @@ def i0(x):
     t = asarray(x)
     if t.dtype.is_complex:
         raise TypeError("i0 not supported for complex values")
-    return ember.i0(t if t.dtype.is_floating_point else t.to(D.float64))
+    return ember.i0(cast(t, float_dtype_for(t.dtype)))
 
 
 def select(condlist, choicelist, default=0):
@@ -249,7 +251,7 @@ def _cumulative(name, fn):
             raise ValueError(f"{name} requires input that is at least one dimensional")
         ax = norm_axis(axis, t.ndim)
         d = to_ember_dtype(dtype, name) or sum_dtype(t.dtype)
-        r = fn(cast(t, d), dim=ax)
+        r = fn(cast(t, d), dim=ax, dtype=d)
         if include_initial:
             shape = list(t.shape)
             shape[ax] = 1

@@ -14,7 +14,8 @@ import numpy as np
 import ember
 from .. import _dtype as D
 from .._tensor import Tensor
-from ._util import Unsupported, check_out, dtype_key, is_weak, operands, to_ember_dtype
+from ._util import (Unsupported, check_out, defaulted, dtype_key, is_weak, operands,
+                    strong_dtypes, to_ember_dtype)
 
 _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 
@@ -227,9 +228,10 @@ def make_ufunc(uf):
         if name in _COMPARISONS and len(set(ins)) > 1:
             common = np.result_type(*ins)
             ins = [common] * nin
+        strong = strong_dtypes(ops)
         cast_ops = []
         for x, d in zip(ops, ins):
-            ed = to_ember_dtype(d, name)
+            ed = defaulted(to_ember_dtype(d, name), strong)
             if isinstance(x, Tensor):
                 x = x if x.dtype is ed else (x != 0) if ed is D.bool else x.to(ed)
             elif ed is D.bool:
@@ -241,8 +243,8 @@ def make_ufunc(uf):
             cast_ops.append(x)
         res = impl(*cast_ops)
         if nout == 1:
-            return _as_out(res, outs[0], name)
-        return tuple(_as_out(r, d, name) for r, d in zip(res, outs))
+            return _as_out(res, outs[0], name, strong)
+        return tuple(_as_out(r, d, name, strong) for r, d in zip(res, outs))
 
     call.__name__ = name
     call.__qualname__ = name
@@ -250,8 +252,8 @@ def make_ufunc(uf):
     return call
 
 
-def _as_out(res, npd, name):
-    d = to_ember_dtype(npd, name)
+def _as_out(res, npd, name, strong):
+    d = defaulted(to_ember_dtype(npd, name), strong)
     if not isinstance(res, Tensor):
         return ember.full((), res, dtype=d)
     return res if res.dtype is d else res.to(d)

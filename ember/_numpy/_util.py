@@ -8,6 +8,7 @@ answer is exactly NumPy's and nothing reads tensor values, which a capture on fa
 tensors could not do.
 """
 import numbers
+import sys
 
 import numpy as np
 
@@ -18,8 +19,40 @@ from .._tensor import Tensor
 NoValue = np._NoValue
 AxisError = np.exceptions.AxisError
 
-DEFAULT_FLOAT = D.float64       # np.ones / np.arange(0.5) / np.array([1.0]): float64
-DEFAULT_INT = D.int64           # np.dtype(int) on 64-bit Linux/macOS
+_NUMPY_DEFAULTS = (D.float64, D.complex128, D.int64)
+
+
+def numpy_defaults():
+    """The (float, complex, int) dtypes NumPy's defaults become: NumPy's own float64,
+    complex128, int64, unless ember._dynamo.config.numpy_default_float/_complex/_int
+    (PyTorch's knobs for compiled NumPy code) name others."""
+    cfg = sys.modules.get("ember._dynamo.config")
+    if cfg is None:
+        return _NUMPY_DEFAULTS
+    names = (getattr(cfg, "numpy_default_float", "float64"),
+             getattr(cfg, "numpy_default_complex", "complex128"),
+             getattr(cfg, "numpy_default_int", "int64"))
+    if names == ("float64", "complex128", "int64"):
+        return _NUMPY_DEFAULTS
+    return tuple(getattr(D, n) for n in names)
+
+
+def default_float():
+    return numpy_defaults()[0]
+
+
+def defaulted(d, strong=()):
+    """dtype d as NumPy chose it, where a float64/complex128/int64 that NumPy picked by
+    default (no operand in `strong` has it) becomes the configured default instead."""
+    f, c, i = numpy_defaults()
+    if (f, c, i) is _NUMPY_DEFAULTS or d not in _NUMPY_DEFAULTS:
+        return d
+    strong = set(strong)
+    if d is D.float64:
+        return d if strong & {D.float64, D.complex128} else f
+    if d is D.complex128:
+        return d if strong & {D.float64, D.complex128} else c
+    return d if D.int64 in strong else i
 
 
 class Unsupported(NotImplementedError):
@@ -31,6 +64,8 @@ def to_ember_dtype(d, fn="numpy"):
     """`np.float32`, `"float32"`, `np.dtype("f4")`, `float`, an ember dtype -> ember dtype."""
     if d is None or isinstance(d, D.dtype):
         return d
+    if d is float or d is int or d is complex:      # Python types: the defaults
+        return defaulted(D._FROM_NP[np.dtype(d)])
     try:
         npd = np.dtype(d)
     except TypeError:
@@ -87,7 +122,25 @@ def result_type(*xs):
             keys.append(x)          # np.result_type takes Python scalars as weak values
         else:
             keys.append(dtype_key(x))
-    return to_ember_dtype(np.result_type(*keys))
+    return defaulted(to_ember_dtype(np.result_type(*keys)), strong_dtypes(xs))
+
+
+def strong_dtypes(xs):
+    """ember dtypes of the operands that fix their dtype (arrays, NumPy scalars, dtypes)."""
+    out = []
+    for x in xs:
+        if isinstance(x, Tensor):
+            out.append(x.dtype)
+        elif isinstance(x, D.dtype):
+            out.append(x)
+        elif isinstance(x, (np.generic, np.ndarray)):
+            out.append(D._FROM_NP.get(x.dtype))
+    return out
+
+
+def python_dtype(x, fn="numpy"):
+    """The dtype np.asarray gives Python data x (a scalar or nested list), defaulted."""
+    return defaulted(to_ember_dtype(np.asarray(x).dtype, fn))
 
 
 def asarray(x, dtype=None, fn="numpy"):
@@ -101,12 +154,13 @@ def asarray(x, dtype=None, fn="numpy"):
         d = dtype or to_ember_dtype(x.dtype, fn)
         return ember.full((), x.item(), dtype=d)
     if is_scalar(x):
-        d = dtype or to_ember_dtype(np.asarray(x).dtype, fn)
+        d = dtype or python_dtype(x, fn)
         return ember.full((), x, dtype=d)
     arr = np.asarray(x)
     if arr.dtype == object:
         raise Unsupported(f"{fn}: object operand {type(x).__name__}")
-    d = dtype or to_ember_dtype(arr.dtype, fn)
+    d = dtype or (to_ember_dtype(arr.dtype, fn) if isinstance(x, np.ndarray)
+                  else python_dtype(arr, fn))
     return ember.tensor(arr, dtype=d)
 
 
@@ -123,8 +177,9 @@ def _stack_nested(x, dtype):
     list, Python scalars are strong: [f32 array, 1.0] -> float64)."""
     leaves = list(_flat(x))
     if dtype is None:
-        dtype = to_ember_dtype(np.result_type(*[
-            e.dtype.np if isinstance(e, Tensor) else np.asarray(e).dtype for e in leaves]))
+        dtype = defaulted(to_ember_dtype(np.result_type(*[
+            e.dtype.np if isinstance(e, Tensor) else np.asarray(e).dtype for e in leaves])),
+            [e.dtype for e in leaves if isinstance(e, Tensor)])
 
     def build(obj):
         if isinstance(obj, (list, tuple)):
@@ -154,11 +209,6 @@ def cast(x, d):
 def check_out(fn, out):
     if out is not None:
         raise Unsupported(f"numpy.{fn}(out=...) is not supported when tracing NumPy code")
-
-
-def check_default(fn, name, value, default=NoValue):
-    if value is not default:
-        raise Unsupported(f"numpy.{fn}({name}=...) is not supported when tracing NumPy code")
 
 
 def norm_axis(axis, ndim, fn=None):
@@ -195,13 +245,13 @@ def shape_tuple(shape):
 def float_dtype_for(d):
     """The float dtype NumPy computes mean/var/linalg in for dtype d (ints and bool ->
     float64; float and complex kept)."""
-    return d if d.is_floating_point or d.is_complex else DEFAULT_FLOAT
+    return d if d.is_floating_point or d.is_complex else default_float()
 
 
 def sum_dtype(d):
     """np.add.reduce's default accumulator: bool and small signed ints -> int64."""
     if d is D.bool or (d._kind == 1 and d.is_signed):
-        return D.int64
+        return defaulted(D.int64, [d])
     if d is D.uint8:
         raise Unsupported("numpy sums uint8 into uint64, which ember has no dtype for")
     return d

@@ -275,3 +275,41 @@ def test_setitem_matches_numpy(index, value):
         got = enp.lookup_method("__setitem__")(t, idx, _to_ember(value))
         assert got is t
         _check(t, arr, f"a[{index!r}] = {value!r}")
+
+
+@pytest.fixture
+def float32_defaults():
+    from ember._dynamo import config
+    saved = (config.numpy_default_float, config.numpy_default_complex, config.numpy_default_int)
+    config.numpy_default_float, config.numpy_default_complex, config.numpy_default_int = (
+        "float32", "complex64", "int32")
+    yield
+    config.numpy_default_float, config.numpy_default_complex, config.numpy_default_int = saved
+
+
+def test_configured_numpy_defaults(float32_defaults):
+    """ember._dynamo.config.numpy_default_float/_complex/_int (PyTorch's knobs) replace the
+    dtypes NumPy picks by default - never a dtype an input already has."""
+    L = enp.lookup
+    i, b = ember.tensor([1, 2, 3]), ember.tensor([True, False])
+    f64 = ember.tensor([1.0, 2.0], dtype=ember.float64)
+    by_default = {
+        "ones": L(np.ones)((2,)), "zeros(dtype=float)": L(np.zeros)(2, dtype=float),
+        "linspace": L(np.linspace)(0, 1, 3), "eye": L(np.eye)(2),
+        "arange(0.5)": L(np.arange)(0.5, 2), "array([1.0])": L(np.array)([1.0]),
+        "int / int": enp.binary_op("truediv", i, i), "sin(int)": L(np.sin)(i),
+        "int + 1.5": L(np.add)(i, 1.5), "mean(int)": L(np.mean)(i),
+        "norm(int)": L(np.linalg.norm)(i), "cov(int)": L(np.cov)(i)}
+    for what, t in by_default.items():
+        assert t.dtype is ember.float32, what
+    assert L(np.multiply)(i, 1j).dtype is ember.complex64
+    for what, t in {"sum(bool)": L(np.sum)(b), "cumsum(bool)": L(np.cumsum)(b),
+                    "arange(3)": L(np.arange)(3), "full(2, 7)": L(np.full)(2, 7)}.items():
+        assert t.dtype is ember.int32, what
+    kept = {"f64 + 1.5": (L(np.add)(f64, 1.5), ember.float64),
+            "f64 * 1j": (L(np.multiply)(f64, 1j), ember.complex128),
+            "sum(int64)": (L(np.sum)(i), ember.int64),
+            "mean(f64)": (L(np.mean)(f64), ember.float64),
+            "float64 arg": (L(np.ones)(2, dtype=np.float64), ember.float64)}
+    for what, (t, want) in kept.items():
+        assert t.dtype is want, what
