@@ -14,12 +14,13 @@ from .._symbolic import SymInt
 from .._tensor import Tensor
 from .exc import Unsupported, BackendCompilerFailed
 from .output_graph import OutputGraph
-from .symbolic_convert import (InstructionTranslator, BreakAt, ReturnAt, NULL, _Null,
+from .symbolic_convert import (InstructionTranslator, ReturnAt, NULL, _Null,
                                _CellVariable, _NumpyMethod)
 from .variables.base import ConstantVariable
 from .variables.containers import (BaseListVariable, DictVariable, IteratorVariable,
                                    SliceVariable, RangeVariable)
-from .variables.functions import (TensorMethod, BoundBuiltinMethod, UserMethodVariable, NestedUserFunctionVariable,
+from .variables.functions import (TensorMethod, BoundBuiltinMethod, UserMethodVariable,
+                                  NestedUserFunctionVariable,
                                   BuiltinVariable, EmberFunctionVariable,
                                   UserFunctionVariable)
 from .variables.objects import GradModeVariable, _Bound, SuperVariable, ContextObjectVariable
@@ -103,8 +104,8 @@ def capture_segment(code, f_globals, frame, offset, ctx):
         og.check_marked()
         if ctx.sizes_changed(og.inputs, og.scalars) and _attempt < 3:
             continue           # automatic dynamic: capture again with those dims symbolic
-        if (og.sym_source or og.sym_floats) and not _same_with_other_sizes(code, f_globals, frame, offset, ctx,
-                                                        break_at, og, result):
+        if (og.sym_source or og.sym_floats) and not _same_with_other_sizes(
+                code, f_globals, frame, offset, ctx, break_at, og, result):
             ctx.pin_static([src for src, _, _ in og.inputs if src is not None])
             continue           # the program computes with sizes as Python numbers
         seg = _finish(tx, og, result, ctx, code)
@@ -261,7 +262,7 @@ class _Rebuild:
             return f"{self.const(v.owner.value)}.__{v.fn.__name__}__"
         if isinstance(v, _Bound):
             owner = v.fn.__self__
-            return f"GRADCTX({owner.mode}, {owner.prev}).{v.fn.__name__.replace('enter', '__enter__').replace('exit', '__exit__')}"
+            return f"GRADCTX({owner.mode}, {owner.prev}).__{v.fn.__name__}__"
         if isinstance(v, (SuperVariable, _CellVariable)):
             raise Unsupported(f"a graph break while {type(v).__name__} is live")
         if getattr(v, "source", None) is not None:

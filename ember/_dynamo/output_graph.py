@@ -12,14 +12,14 @@ from .. import _random
 from .._dispatch import STATE
 from .._symbolic import SymInt
 from .._tensor import Tensor, wrap_meta
-from ..fx import Graph
+from ..fx import Graph, has_side_effect
 from .._subclasses.fake_tensor import FakeTensorMode
 from .._modes import TorchDispatchMode
 from .exc import Unsupported
 from .guards import GuardSet
 from .variables.tensor import TensorVariable
 
-__all__ = ["OutputGraph", "sym_size", "sym_eval", "set_grad_enabled"]
+__all__ = ["OutputGraph", "sym_size", "sym_eval", "set_grad_enabled", "ctx_enter", "ctx_exit"]
 
 
 def sym_size(t, dim):
@@ -33,6 +33,20 @@ def sym_eval(fn, *sizes):
 def set_grad_enabled(mode):
     """Graph node for a grad-mode change inside the compiled region."""
     STATE.grad_enabled = mode
+
+
+def ctx_enter(obj):
+    """Graph node: a context manager's __enter__ (autocast, record_function)."""
+    obj.__enter__()
+
+
+def ctx_exit(obj):
+    """Graph node: the matching __exit__."""
+    obj.__exit__(None, None, None)
+
+
+for _fn in (set_grad_enabled, ctx_enter, ctx_exit):
+    has_side_effect(_fn)          # graph effects with no users: DCE must keep them
 
 
 class _Recorder(TorchDispatchMode):

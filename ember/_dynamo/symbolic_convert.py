@@ -17,6 +17,7 @@ from .._dispatch import STATE
 from .._symbolic import SymInt
 from .._tensor import Tensor
 from .exc import Unsupported
+from .output_graph import set_grad_enabled, ctx_enter, ctx_exit
 from .source import LocalSource, GlobalSource, ClosureSource, StackSource, AttrSource
 from .variables.base import VariableTracker, ConstantVariable, NotConstant, unsupported
 from .variables.builder import VariableBuilder, wrap_constant_result
@@ -24,7 +25,7 @@ from .variables.containers import (ListVariable, TupleVariable, DictVariable, Sl
                                    IteratorVariable, SetVariable, BaseListVariable,
                                    RangeVariable, dict_key)
 from .variables.functions import (NestedUserFunctionVariable, BuiltinVariable,
-                                  EmberFunctionVariable, UserMethodVariable)
+                                  EmberFunctionVariable)
 from .variables.objects import (NNModuleVariable, SuperVariable, GradModeVariable,
                                 UserDefinedObjectVariable, ContextObjectVariable)
 from .variables.tensor import TensorVariable
@@ -155,9 +156,14 @@ class InstructionTranslatorBase:
         self.current = ins
         self.ip += 1
         handler = getattr(self, ins.opname, None)
-        if handler is None:
-            unsupported(f"bytecode {ins.opname}")
-        handler(ins)
+        try:
+            if handler is None:
+                unsupported(f"bytecode {ins.opname}")
+            handler(ins)
+        except Unsupported as e:
+            if not e.user_stack:             # the innermost frame: the user's full stack
+                e.user_stack = self.user_stack()
+            raise
 
     def run_inline(self):
         try:
@@ -356,7 +362,7 @@ class InstructionTranslatorBase:
 
     def set_grad_mode(self, mode):
         STATE.grad_enabled = bool(mode)
-        self.og.add_effect(_set_grad, bool(mode))
+        self.og.add_effect(set_grad_enabled, bool(mode))
 
     def make_super(self, args):
         if args:
@@ -970,20 +976,6 @@ def _const(v):
 def _module_setattr():
     from ..nn.modules.module import Module
     return Module.__setattr__
-
-
-def ctx_enter(obj):
-    """Graph node: a context manager's __enter__ (autocast, record_function)."""
-    obj.__enter__()
-
-
-def ctx_exit(obj):
-    """Graph node: the matching __exit__."""
-    obj.__exit__(None, None, None)
-
-
-def _set_grad(mode):
-    STATE.grad_enabled = mode
 
 
 def _code_signature(code, defaults, kwdefaults):

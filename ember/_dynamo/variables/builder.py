@@ -15,7 +15,8 @@ from .containers import (ListVariable, TupleVariable, DictVariable, SliceVariabl
                          RangeVariable)
 from .functions import (UserFunctionVariable, UserMethodVariable, EmberFunctionVariable,
                         BuiltinVariable, is_pure_builtin)
-from .objects import (ContextClassVariable, ContextObjectVariable, NNModuleVariable, UserDefinedObjectVariable, UserDefinedClassVariable,
+from .objects import (ContextClassVariable, ContextObjectVariable, NNModuleVariable,
+                      UserDefinedObjectVariable, UserDefinedClassVariable,
                       PythonModuleVariable, GradModeClassVariable)
 from ..source import ItemSource, DictAttrSource
 

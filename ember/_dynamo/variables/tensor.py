@@ -53,6 +53,8 @@ class TensorVariable(VariableTracker):
         if isinstance(attr, property):
             return tx.call_ember(lambda t, n=name: getattr(t, n), [self], {},
                                  name=f"Tensor.{name}")
+        if not callable(attr):          # a plain flag (`_fake`: capture runs on fakes)
+            return tx.wrap_result(getattr(self.fake, name))
         return TensorMethod(self, name)
 
     def call_method(self, tx, name, args, kwargs):
