@@ -9,7 +9,7 @@ import os
 import sys
 import warnings
 
-from .registry import register_backend, register_debug_backend
+from .registry import register_backend
 
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -34,11 +34,7 @@ def _user_stacklevel():
     return level if frame is not None else 2
 
 
-@register_debug_backend
-def aot_eager(gm, fake_tensor_inputs, **kwargs):
-    """AOT autograd (joint forward/backward graph) with eager kernels: not built yet."""
-    _warn_once("aot_eager", "AOT autograd")
-    return gm.forward
+from .aot import aot_eager  # noqa: E402,F401  (AOT autograd, ember/_functorch; registers itself)
 
 
 @register_backend

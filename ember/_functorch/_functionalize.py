@@ -1,0 +1,268 @@
+"""Functionalization of a captured graph: in-place and view ops become pure ops.
+
+Why: AOT autograd, the partitioner and code generation reason about values, not memory.
+A captured graph writes into its inputs (`copy_` into a parameter, a BatchNorm buffer, a
+slice of an input) and reads tensors through views of mutated storage. This pass rewrites
+it so that every node computes a fresh value from values:
+  - a view op stays a node, but remembers its base and the chain of view ops from the
+    storage's root (a placeholder or any non-view node);
+  - `copy_(dst, src)` computes dst's new value (cast + broadcast of src), then the root's
+    new value by scattering it back through the view chain (slice -> slice_scatter,
+    select -> select_scatter, diagonal -> diagonal_scatter, as_strided ->
+    as_strided_scatter, view/squeeze -> view to the base's sizes, permute -> inverse
+    permute, unsqueeze -> squeeze, split/unbind items -> slice/select_scatter);
+  - a later read of a view of mutated storage regenerates the view from the root's new
+    value;
+  - mutated placeholders' final values are extra outputs after the user's outputs, and
+    the caller copies them back (`FunctionalizedGraph.mutated_inputs`).
+This is PyTorch's functionalization (torch._subclasses.functional_tensor) done as a
+graph pass, since ember's captured graphs hold registry ops only.
+"""
+import operator
+
+from ..fx import Graph, GraphModule
+from ..fx.node import Node, map_arg
+from ..ops._registry import OpDef, REGISTRY
+
+__all__ = ["functionalize_graph", "FunctionalizedGraph"]
+
+
+def _op(name):
+    return REGISTRY[name]
+
+
+def _offset(sizes, i):
+    """Start of item i of split_with_sizes (a graph function: sizes may be SymInts)."""
+    return sum(sizes[:i])
+
+
+def _sizes(t):
+    """t's sizes as a list (a graph function: works on symbolic sizes too)."""
+    return list(t.shape)
+
+
+def _inverse_perm(dims, ndim):
+    """The permutation undoing permute(dims) (a graph function)."""
+    inv = [0] * ndim
+    for i, d in enumerate(dims):
+        inv[d % ndim] = i
+    return inv
+
+
+class FunctionalizedGraph:
+    """The pure graph plus what the runtime needs to apply the original's effects.
+
+    gm: outputs are the user outputs, then the final values of mutated placeholders.
+    num_user_outputs, mutated_inputs: placeholder indices, in extra-output order.
+    output_aliases: per user output, None (a graph output) or ("input", i, chain) when the
+    original returned placeholder i itself (chain == []) or a view of it with the view ops
+    in `chain` ((op, args) with constant args) and no mutation of it in between: the
+    runtime rebuilds those views on the caller's tensor so aliasing matches eager.
+    """
+
+    def __init__(self, gm, num_user_outputs, mutated_inputs, output_aliases):
+        self.gm = gm
+        self.num_user_outputs = num_user_outputs
+        self.mutated_inputs = mutated_inputs
+        self.output_aliases = output_aliases
+
+
+class _Storage:
+    __slots__ = ("root", "value", "version")
+
+    def __init__(self, root, value):
+        self.root, self.value, self.version = root, value, 0
+
+
+class _Functionalizer:
+    def __init__(self, gm):
+        self.gm = gm
+        self.graph = Graph()
+        self.env = {}          # old node -> new node (non-tensor values, roots)
+        self.alias = {}        # old tensor node -> (storage, chain of (op, old args))
+        self.cache = {}        # old view node -> (new node, storage version)
+        self.placeholders = []
+
+    # ------------------------------------------------------------------ values
+    def value(self, old):
+        """The new-graph node holding old's current value (regenerating stale views)."""
+        hit = self.alias.get(old)
+        if hit is None:
+            return self.env[old]
+        storage, chain = hit
+        if not chain:
+            return storage.value
+        c = self.cache.get(old)
+        if c is not None and c[1] == storage.version:
+            return c[0]
+        node = storage.value
+        for op, args in chain:
+            node = self._emit_view(op, node, args)
+        self.cache[old] = (node, storage.version)
+        return node
+
+    def arg(self, a):
+        return map_arg(a, self.value)
+
+    def _emit_view(self, op, base, args):
+        if op is operator.getitem:
+            return self.graph.call_function(operator.getitem, (base,) + tuple(args))
+        return self.graph.call_function(op, (base,) + tuple(self.arg(a) for a in args))
+
+    def _copy_meta(self, old, new):
+        new.meta.update({k: v for k, v in old.meta.items() if k in ("val", "source")})
+
+    # ------------------------------------------------------------------ the pass
+    def run(self):
+        out_node = None
+        for n in self.gm.graph.nodes:
+            if n.op == "placeholder":
+                ph = self.graph.placeholder(n.name)
+                self._copy_meta(n, ph)
+                self.placeholders.append(n)
+                self.env[n] = ph
+                if _is_tensor_val(n):
+                    self.alias[n] = (_Storage(n, ph), [])
+            elif n.op == "get_attr":
+                new = self.graph.get_attr(n.target)
+                self._copy_meta(n, new)
+                self.env[n] = new
+                if _is_tensor_val(n):
+                    self.alias[n] = (_Storage(n, new), [])
+            elif n.op == "output":
+                out_node = n
+            elif n.op == "call_function":
+                self.call(n)
+            else:
+                raise NotImplementedError(f"functionalize: node op {n.op!r} ({n.name}) is not "
+                                          "supported; captured graphs hold call_function nodes")
+        return self.finish(out_node)
+
+    def call(self, n):
+        t = n.target
+        if isinstance(t, OpDef) and "inplace" in t.tags:
+            if t.name != "copy_":
+                raise NotImplementedError(
+                    f"functionalize: in-place op '{t.name}' has no functional form here "
+                    "(only copy_ is functionalized; registry in-place samplers and ops "
+                    "already commit through copy_)")
+            return self.copy_(n)
+        if isinstance(t, OpDef) and "view" in t.tags and n.args and isinstance(n.args[0], Node) \
+                and n.args[0] in self.alias and not n.kwargs:
+            storage, chain = self.alias[n.args[0]]
+            new = self._emit_view(t, self.value(n.args[0]), n.args[1:])
+            self._copy_meta(n, new)
+            self.alias[n] = (storage, chain + [(t, tuple(n.args[1:]))])
+            self.cache[n] = (new, storage.version)
+            return
+        if t is operator.getitem and isinstance(n.args[0], Node) and n.args[0] in self.alias:
+            storage, chain = self.alias[n.args[0]]      # an item of split/unbind
+            new = self.graph.call_function(operator.getitem, (self.value(n.args[0]), n.args[1]))
+            self._copy_meta(n, new)
+            self.alias[n] = (storage, chain + [(operator.getitem, (n.args[1],))])
+            self.cache[n] = (new, storage.version)
+            return
+        new = self.graph.call_function(t, self.arg(n.args), self.arg(n.kwargs))
+        self._copy_meta(n, new)
+        self.env[n] = new
+        if _is_tensor_val(n):
+            self.alias[n] = (_Storage(n, new), [])
+
+    def copy_(self, n):
+        dst, src = n.args[0], n.args[1]
+        storage, chain = self.alias[dst]
+        dval, sval = n.args[0].meta.get("val"), src.meta.get("val") if isinstance(src, Node) \
+            else None
+        new = self.value(src) if isinstance(src, Node) else src
+        if not isinstance(src, Node) or sval is None or sval.dtype != dval.dtype:
+            new = self.graph.call_function(_op("_to_copy"), (new,), {"dtype": dval.dtype})
+        if sval is None or tuple(sval.shape) != tuple(dval.shape):
+            size = self.graph.call_function(_sizes, (self.value(dst),))
+            new = self.graph.call_function(_op("expand"), (new, size))
+        # scatter the new value back through the view chain, innermost view first
+        bases = [storage.value]
+        for op, args in chain[:-1]:
+            bases.append(self._emit_view(op, bases[-1], args))
+        for (op, args), base in zip(reversed(chain), reversed(bases)):
+            new = self._scatter(op, base, new, args)
+        storage.value = new
+        storage.version += 1
+        self.alias[n] = (storage, chain)           # copy_ returns dst itself
+
+    def _scatter(self, op, base, src, args):
+        g = self.graph
+        a = tuple(self.arg(x) for x in args)
+        name = getattr(op, "name", None)
+        if name == "slice":
+            return g.call_function(_op("slice_scatter"), (base, src) + a)
+        if name == "select":
+            return g.call_function(_op("select_scatter"), (base, src) + a)
+        if name == "diagonal":
+            return g.call_function(_op("diagonal_scatter"), (base, src) + a)
+        if name == "as_strided":
+            return g.call_function(_op("as_strided_scatter"), (base, src) + a)
+        if name in ("view", "squeeze"):
+            return g.call_function(_op("view"), (src, g.call_function(_sizes, (base,))))
+        if name == "unsqueeze":
+            return g.call_function(_op("squeeze"), (src, [a[0]]))
+        if name == "permute":
+            ndim = len(a[0])
+            return g.call_function(_op("permute"), (src, g.call_function(
+                _inverse_perm, (a[0], ndim))))
+        if name in ("detach", "alias"):
+            return src
+        if name == "view_as_real":
+            return g.call_function(_op("view_as_complex"), (src,))
+        if name == "view_as_complex":
+            return g.call_function(_op("view_as_real"), (src,))
+        if op is operator.getitem:
+            parent = base.meta.get("_split")
+            raise NotImplementedError(
+                f"functionalize: in-place write into an item of a multi-output view "
+                f"({parent or 'split/unbind'}) is not supported")
+        raise NotImplementedError(
+            f"functionalize: in-place write through view op '{name}' has no inverse "
+            "(PyTorch refuses writes into expanded/unfolded views too)")
+
+    def finish(self, out_node):
+        outs = out_node.args[0]
+        flat = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+        aliases, new_outs = [], []
+        for o in flat:
+            aliases.append(self._output_alias(o))
+            new_outs.append(self.arg(o))
+        mutated = []
+        for i, ph in enumerate(self.placeholders):
+            hit = self.alias.get(ph)
+            if hit is not None and hit[0].version:
+                mutated.append(i)
+                new_outs.append(hit[0].value)
+        self.graph.output(tuple(new_outs))
+        gm = GraphModule(self.gm, self.graph, "FunctionalizedGraph")
+        return FunctionalizedGraph(gm, len(flat), mutated, aliases)
+
+    def _output_alias(self, o):
+        if not isinstance(o, Node):
+            return None
+        hit = self.alias.get(o)
+        if hit is None:
+            return None
+        storage, chain = hit
+        if storage.version or storage.root.op != "placeholder":
+            return None
+        flat_args = []
+        for _, args in chain:
+            map_arg(args, flat_args.append)
+        if flat_args:               # a view whose arguments are graph values (sizes)
+            return None
+        return ("input", self.placeholders.index(storage.root), list(chain))
+
+
+def _is_tensor_val(n):
+    from .._tensor import Tensor
+    return isinstance(n.meta.get("val"), Tensor)
+
+
+def functionalize_graph(gm):
+    """A FunctionalizedGraph for the captured GraphModule `gm` (which is left as it is)."""
+    return _Functionalizer(gm).run()

@@ -1,0 +1,364 @@
+"""AOT autograd (torch._functorch.aot_autograd): compile forward and backward ahead of time.
+
+Why: a compiler that sees only the forward cannot fuse or schedule the backward, and eager
+autograd keeps every intermediate alive. Here a captured graph is
+  1. functionalized (_functionalize.py): pure ops, mutated inputs as extra outputs;
+  2. traced with autograd on fake tensors (no data) under a recording dispatch mode: the
+     forward ops, then `ember.autograd.grad` with one tangent per differentiable output,
+     whose registry vjps (ember ops) are recorded too -> one joint forward+backward graph;
+  3. split by a partitioner (partitioners.py) into a forward graph returning the values
+     to save and a backward graph reading them;
+  4. compiled by the caller's fw/bw compilers and run as ONE autograd node
+     (`CompiledFunction`, an `ember.autograd.Function`) whose backward runs the compiled
+     backward graph. Its backward is itself not differentiable: double backward raises
+     PyTorch's error.
+The runtime wrapper then copies mutated inputs' new values back into the caller's tensors
+(parameters, BatchNorm buffers, inputs) and rebuilds outputs that alias inputs.
+Without autograd (grad disabled, or no input requires grad) only step 1 runs.
+
+Note: the joint graph is traced for the inputs' concrete sizes and Python scalar values,
+and retraced (cached per signature) when they change: the captured graph stays symbolic,
+the AOT graphs are specialized, so no size or scalar a backward formula reads as a Python
+number can go stale.
+"""
+import copy
+import operator
+
+from .. import _random
+from .._dispatch import STATE
+from .._tensor import Tensor, wrap_meta
+from ..autograd.function import Function
+from ..fx import Graph, GraphModule
+from ..fx.experimental.proxy_tensor import _Recorder, make_fx
+from ..fx.node import map_aggregate
+from ._functionalize import functionalize_graph
+from .partitioners import default_partition, min_cut_rematerialization_partition
+from .pytree import tree_flatten, tree_unflatten
+
+__all__ = ["aot_function", "aot_module_simplified", "make_boxed_func", "make_boxed_compiler",
+           "default_partition", "min_cut_rematerialization_partition", "aot_joint_graph"]
+
+DOUBLE_BACKWARD_ERROR = ("torch.compile with aot_autograd does not currently support double "
+                         "backward")
+
+
+# ------------------------------------------------------------------ boxed calling convention
+
+def make_boxed_func(f):
+    """`f(*args)` as a boxed function `g(args_list)` (PyTorch's convention, which lets a
+    compiled graph free its inputs early)."""
+    def g(args):
+        return f(*args)
+    g._boxed_call = True
+    return g
+
+
+def make_boxed_compiler(compiler):
+    def boxed(gm, example_inputs):
+        return make_boxed_func(compiler(gm, example_inputs))
+    return boxed
+
+
+def _call(compiled, args):
+    if getattr(compiled, "_boxed_call", False):
+        return compiled(list(args))
+    return compiled(*args)
+
+
+# ------------------------------------------------------------------ the joint graph
+
+def _leaf_fake(fake_mode, t):
+    """A fresh fake leaf with t's metadata (a fake of a real tensor, or a copy of a fake)."""
+    if not t._fake:
+        return fake_mode.from_tensor(t)
+    f = wrap_meta(tuple(t.shape), t._dtype, device=t.device, fake=True)
+    f._mstrides = getattr(t, "_mstrides", None) or f._mstrides
+    f._rg = t._rg
+    return f
+
+
+def aot_joint_graph(fn, args, decompositions=None):
+    """Trace `fn(*args)` (tensors in `args` real or fake) with autograd on fakes.
+
+    Returns (joint GraphModule, num_fwd_outputs, diff_outputs) or None when nothing needs
+    a gradient. Joint placeholders: `primals_<i>` per tensor in `args`, then
+    `tangents_<j>` per differentiable output (indices in diff_outputs); its output tuple
+    holds fn's flat outputs, then one gradient (or None) per primal.
+    """
+    from .._subclasses.fake_tensor import FakeTensorMode
+    from ..autograd import grad as autograd_grad
+    fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
+    graph = Graph()
+    rec = _Recorder(graph, decompositions, lambda t: t)
+    call_args, primals = [], []
+    for a in args:
+        if isinstance(a, Tensor):
+            f = _leaf_fake(fake_mode, a)
+            ph = graph.placeholder(f"primals_{len(primals) + 1}")
+            ph.meta["val"] = f
+            rec.bind(f, ph)
+            primals.append(f)
+            call_args.append(f)
+        else:
+            call_args.append(a)
+    rng = copy.deepcopy(_random.default_generator.__dict__)
+    grad_mode = STATE.grad_enabled
+    try:
+        with fake_mode, rec:
+            outs = fn(*call_args)
+            flat = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+            diff = [i for i, o in enumerate(flat) if isinstance(o, Tensor) and o.requires_grad]
+            wrt = [p for p in primals if p.requires_grad]
+            if not diff or not wrt:
+                return None
+            first = next((n for n in graph.nodes if n.op != "placeholder"), None)
+            tangents = []
+            for j, i in enumerate(diff):
+                o = flat[i]
+                t = wrap_meta(tuple(o.shape), o._dtype, device=o.device, fake=True)
+                with graph.inserting_before(first):
+                    ph = graph.placeholder(f"tangents_{j + 1}")
+                ph.meta["val"] = t
+                rec.bind(t, ph)
+                tangents.append(t)
+            STATE.grad_enabled = True
+            grads = autograd_grad([flat[i] for i in diff], wrt, grad_outputs=tangents,
+                                  allow_unused=True)
+    finally:
+        STATE.grad_enabled = grad_mode
+        _random.default_generator.__dict__.update(rng)
+    it = iter(grads)
+    all_grads = [next(it) if p.requires_grad else None for p in primals]
+    graph.output(tuple(rec.to_arg(tuple(flat))) + tuple(rec.to_arg(tuple(all_grads))))
+    gm = GraphModule(dict(rec.constants, **_attrs(fn)), graph, "JointGraph")
+    return gm, len(flat), diff
+
+
+def _attrs(fn):
+    """get_attr targets the traced GraphModule reads (e.g. a Generator constant)."""
+    if isinstance(fn, GraphModule):
+        return {n.target: _getattr(fn, n.target) for n in fn.graph.nodes if n.op == "get_attr"}
+    return {}
+
+
+def _getattr(m, target):
+    for part in target.split("."):
+        m = getattr(m, part)
+    return m
+
+
+# ------------------------------------------------------------------ the autograd node
+
+def _make_compiled_function(fw, bw, num_outs, diff, n_saved, n_primals):
+    """The Function class running compiled forward `fw` and backward `bw` as one node."""
+    diff_set = set(diff)
+
+    class CompiledFunction(Function):
+        @staticmethod
+        def forward(ctx, *primals):
+            res = _call(fw, primals)
+            outs, saved = res[:num_outs], res[num_outs:]
+            tensors = [s for s in saved if isinstance(s, Tensor)]
+            ctx.save_for_backward(*tensors)
+            ctx._nontensor = [None if isinstance(s, Tensor) else s for s in saved]
+            nondiff = [o for i, o in enumerate(outs) if i not in diff_set and
+                       isinstance(o, Tensor)]
+            if nondiff:
+                ctx.mark_non_differentiable(*nondiff)
+            return tuple(outs)
+
+        @staticmethod
+        def backward(ctx, *grad_outs):
+            it = iter(ctx.saved_tensors)
+            saved = [next(it) if s is None else s for s in ctx._nontensor]
+            tangents = [grad_outs[i] for i in diff]
+            if STATE.grad_enabled:
+                # create_graph=True: the gradients get a node whose backward refuses
+                grads = CompiledFunctionBackward.apply(bw, *saved, *tangents)
+            else:
+                grads = _call(bw, saved + tangents)
+            return tuple(grads)
+
+    return CompiledFunction
+
+
+class CompiledFunctionBackward(Function):
+    """The compiled backward as a node, so that differentiating it raises PyTorch's error."""
+
+    @staticmethod
+    def forward(ctx, bw, *args):
+        return tuple(_call(bw, args))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(DOUBLE_BACKWARD_ERROR)
+
+
+# ------------------------------------------------------------------ aot_module_simplified
+
+def _final_grad_mode(gm):
+    """The grad mode the captured graph leaves behind (its last set_grad_enabled), or None."""
+    from .._dynamo.output_graph import set_grad_enabled
+    mode = None
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and n.target is set_grad_enabled:
+            mode = n.args[0]
+    return mode
+
+
+def aot_module_simplified(mod, args, fw_compiler, bw_compiler=None,
+                          partition_fn=min_cut_rematerialization_partition,
+                          decompositions=None, keep_inference_input_mutations=False,
+                          inference_compiler=None, **_ignored):
+    """Compile a captured GraphModule (dynamo's calling convention: flat inputs, a tuple of
+    outputs) with AOT autograd; returns `compiled(*inputs) -> tuple`."""
+    bw_compiler = bw_compiler or fw_compiler
+    inference_compiler = inference_compiler or fw_compiler
+    fg = functionalize_graph(mod)
+    vals = [n.meta.get("val") for n in fg.gm.graph.nodes if n.op == "placeholder"]
+    final_mode = _final_grad_mode(mod)
+    state = {"inference": None, "cache": {}}
+
+    def needs_autograd(inputs):
+        return STATE.grad_enabled and any(isinstance(a, Tensor) and a.requires_grad
+                                          for a in inputs)
+
+    def inference():
+        if state["inference"] is None:
+            state["inference"] = inference_compiler(fg.gm, list(vals))
+        return state["inference"]
+
+    def training(inputs):
+        key = tuple((tuple(a.shape), a._dtype, a.requires_grad) if isinstance(a, Tensor)
+                    else (type(a), a) for a in inputs)
+        hit = state["cache"].get(key)
+        if hit is None:
+            hit = state["cache"][key] = _compile_training(
+                fg.gm, inputs, fw_compiler, bw_compiler, partition_fn, decompositions)
+        return hit
+
+    def forward(*inputs):
+        inputs = list(inputs)
+        outs = None
+        if needs_autograd(inputs):
+            plan = training(inputs)
+            if plan is not None:
+                fn, tensor_pos, scalar_pos = plan
+                outs = list(fn.apply(*[inputs[i] for i in tensor_pos]))
+        if outs is None:
+            outs = list(_call(inference(), inputs))
+        _apply_effects(fg, inputs, outs)
+        if final_mode is not None:
+            STATE.grad_enabled = final_mode
+        return tuple(_user_outputs(fg, inputs, outs))
+
+    forward._functionalized = fg
+    forward._cache = state["cache"]
+    return forward
+
+
+def _compile_training(fgm, inputs, fw_compiler, bw_compiler, partition_fn, decompositions):
+    """Joint trace, partition and compile for one input signature; None when no output
+    needs a gradient (the inference graph serves)."""
+    traced = aot_joint_graph(fgm, inputs, decompositions)
+    if traced is None:
+        return None
+    joint, num_outs, diff = traced
+    fw_gm, bw_gm = partition_fn(joint, None, num_fwd_outputs=num_outs)
+    fw_in = [n.meta["val"] for n in fw_gm.graph.nodes if n.op == "placeholder"]
+    bw_in = [n.meta["val"] for n in bw_gm.graph.nodes if n.op == "placeholder"]
+    fw = fw_compiler(fw_gm, fw_in)
+    bw = bw_compiler(bw_gm, bw_in)
+    tensor_pos = [i for i, a in enumerate(inputs) if isinstance(a, Tensor)]
+    n_saved = len(fw_gm.meta_saved)
+    fn = _make_compiled_function(fw, bw, num_outs, diff, n_saved, len(tensor_pos))
+    fn.fw_module, fn.bw_module, fn.joint_module = fw_gm, bw_gm, joint
+    return fn, tensor_pos, [i for i in range(len(inputs)) if i not in tensor_pos]
+
+
+def _apply_effects(fg, inputs, outs):
+    """Copy mutated inputs' new values into the caller's tensors, as eager did in place:
+    with autograd when the new value has history, otherwise under no_grad (a parameter
+    updated by an optimizer step, a running statistic)."""
+    from ..autograd.grad_mode import no_grad
+    for i, val in zip(fg.mutated_inputs, outs[fg.num_user_outputs:]):
+        dst = inputs[i]
+        if isinstance(val, Tensor) and val.requires_grad and STATE.grad_enabled:
+            dst.copy_(val)
+        else:
+            with no_grad():
+                dst.copy_(val)
+
+
+def _user_outputs(fg, inputs, outs):
+    res = outs[:fg.num_user_outputs]
+    for k, alias in enumerate(fg.output_aliases):
+        if alias is None:
+            continue
+        _, i, chain = alias
+        t = inputs[i]
+        for op, args in chain:
+            t = operator.getitem(t, *args) if op is operator.getitem else op(t, *args)
+        res[k] = t
+    return res
+
+
+# ------------------------------------------------------------------ aot_function
+
+def aot_function(fn, fw_compiler, bw_compiler=None,
+                 partition_fn=min_cut_rematerialization_partition, decompositions=None,
+                 num_params_buffers=0, keep_inference_input_mutations=False,
+                 inference_compiler=None, *, dynamic=False, **_ignored):
+    """`fn` compiled with AOT autograd: its tensor arguments (positional; nested in
+    tuples/lists/dicts too) are the graph's inputs, tensors it reads from elsewhere are
+    constants. Traced on first call and again for new input sizes / non-tensor values."""
+    cache = {}
+
+    def returned(*args, **kwargs):
+        flat, spec = tree_flatten((args, kwargs))
+        key = (spec_key(spec), tuple((tuple(a.shape), a._dtype, a.requires_grad)
+                                     if isinstance(a, Tensor) else (type(a), _hashable(a))
+                                     for a in flat))
+        hit = cache.get(key)
+        if hit is None:
+            tensors = [a for a in flat if isinstance(a, Tensor)]
+            out_spec = []
+
+            def flat_fn(*ts):
+                it = iter(ts)
+                full = [next(it) if isinstance(a, Tensor) else a for a in flat]
+                a, kw = tree_unflatten(full, spec)
+                out = fn(*a, **kw)
+                leaves, ospec = tree_flatten(out)
+                out_spec.append(ospec)
+                return tuple(leaves)
+
+            gm = make_fx(flat_fn, decompositions, tracing_mode="fake")(*tensors)
+            compiled = aot_module_simplified(gm, tensors, fw_compiler, bw_compiler,
+                                             partition_fn, None, keep_inference_input_mutations,
+                                             inference_compiler)
+            hit = cache[key] = (compiled, out_spec[0])
+        compiled, ospec = hit
+        outs = compiled(*[a for a in flat if isinstance(a, Tensor)])
+        return tree_unflatten(list(outs), ospec)
+
+    return returned
+
+
+def spec_key(spec):
+    from .pytree import spec_str
+    return spec_str(spec)
+
+
+def _hashable(a):
+    try:
+        hash(a)
+        return a
+    except TypeError:
+        return repr(a)
+
+
+def _flatten_args(args):
+    flat = []
+    map_aggregate(args, lambda x: flat.append(x) or x)
+    return flat
