@@ -147,10 +147,6 @@ def pop_mode(mode=None):
     raise RuntimeError("ember: modes must be exited in the reverse order they were entered")
 
 
-def active_modes():
-    return tuple(STATE.modes)
-
-
 def push_tf_mode(mode):
     STATE.tf_modes.append(mode)
     TF.mode_count += 1

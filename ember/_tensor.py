@@ -629,10 +629,6 @@ def grad_enabled():
     return STATE.grad_enabled
 
 
-def as_device_of(t):
-    return as_device(t.device)
-
-
 def _check_grad(t, g):
     """PyTorch's checks on assigning `.grad`: a tensor of the same size, dtype and device."""
     if not isinstance(g, Tensor):

@@ -28,7 +28,6 @@ class Node:
     _input_meta = None       # (shapes, dtypes) of the inputs, to validate returned grads
     _skip_undefined = True   # all incoming grads None -> outputs None, without running
     _user_grads = False      # grads come from user code: copy before storing in .grad
-    _retain_hooks = None     # output_nr -> retain_grad hook (runs last)
 
     def __init__(self):
         # a C-level counter: bumping a class attribute would flush CPython's type cache
@@ -472,10 +471,6 @@ def zeros_like_meta(shape, dtype):
 def _materialize(node, i):
     shape, dtype = node.out_meta[i]
     return zeros_like_meta(shape, dtype)
-
-
-def grad_mode_enabled():
-    return STATE.grad_enabled
 
 
 class OneOutputNode(OpNode):

@@ -221,10 +221,6 @@ def _check_int_zero(b):
         raise RuntimeError("ZeroDivisionError (integer division or remainder by zero)")
 
 
-class _DivOp:
-    """div's promotion depends on rounding_mode: true division makes ints float."""
-
-
 def _div_vjp(ctx, g):
     a, b, mode = ctx.args
     if mode is not None:

@@ -387,10 +387,6 @@ Tensor.polygamma_ = lambda self, n: inplace(POLYGAMMA, self, (self, n))
 
 
 # boolean classifications (not differentiable)
-def _isreal_kernel(a):
-    return a.imag == 0 if a.dtype.kind == "c" else np.ones(a.shape, bool)
-
-
 for _n, _k in (("isinf", np.isinf), ("isfinite", np.isfinite)):
     unary(_n, _k, None, ALWAYS_BOOL, inplace_method=False)
 unary("signbit", np.signbit, None, ALWAYS_BOOL, NOT_COMPLEX, inplace_method=False)
