@@ -73,9 +73,11 @@ def _build():
             fn = getattr(np, n, None)
             if fn is not None:
                 table.setdefault(fn, impl)
-    from . import _fft, _linalg, _misc, _shape, _stats
+    from . import _fft, _index_tricks, _linalg, _misc, _shape, _stats
     for n in _fft.NAMES.split():
         table[getattr(np.fft, n)] = getattr(_fft, n)
+    for n in _index_tricks.NAMES.split():
+        table[getattr(np, n)] = getattr(_index_tricks, n)
     for t in _SCALAR_TYPES:
         table[t] = _stats.scalar_type(t)
     for n in _LINALG.split():

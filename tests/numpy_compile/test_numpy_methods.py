@@ -313,3 +313,15 @@ def test_configured_numpy_defaults(float32_defaults):
             "float64 arg": (L(np.ones)(2, dtype=np.float64), ember.float64)}
     for what, (t, want) in kept.items():
         assert t.dtype is want, what
+
+
+@pytest.mark.parametrize("shape,val", [((3, 3), 5.0), ((4, 3), -1), ((3, 5), 2.5),
+                                       ((3, 3, 3), 7), ((3, 3), [1.0, 2.0]),
+                                       ((4, 4), np.array([1.0, 2.0, 3.0, 4.0]))])
+def test_fill_diagonal_writes_in_place(shape, val):
+    for dt in (F64, I64):
+        arr = A(shape, dt)
+        t = _to_ember(arr)
+        np.fill_diagonal(arr, val)
+        assert enp.lookup(np.fill_diagonal)(t, _to_ember(val)) is None
+        _check(t, arr, f"fill_diagonal{shape} {val!r}")
