@@ -2,9 +2,10 @@
 
 Note: each method is the module-level function with the array first (`a.sum(axis=0)` is
 `np.sum(a, axis=0)`), except where ndarray's signature differs (`reshape(*shape)`,
-`transpose(*axes)`, `astype`, `flatten`, `copy`). Methods that mutate in place (sort,
-fill, resize) or read data to the host (item, tolist, __bool__) are not in the table,
-so the capture graph-breaks on them.
+`transpose(*axes)`, `astype`, `flatten`, `copy`). `sort` and `fill` write into
+the array (an ember in-place op, as NumPy mutates it); `resize` and the methods that read
+data to the host (item, tolist, __bool__) are not in the table, so the capture
+graph-breaks on them.
 """
 import numpy as np
 
@@ -70,6 +71,22 @@ def _m_view(self, dtype=None, type=None):
     raise Unsupported("ndarray.view(dtype) reinterprets bytes; not traced")
 
 
+def _m_sort(self, axis=-1, kind=None, order=None, *, stable=None):
+    """ndarray.sort: sorts in place (written back into the array) and returns None."""
+    from ._misc import sort
+    if axis is None:
+        raise TypeError("'NoneType' object cannot be interpreted as an integer")
+    self.copy_(sort(self, axis, kind, order, stable=stable))
+
+
+def _m_fill(self, value):
+    """ndarray.fill: every element set to value (cast as NumPy's setitem casts)."""
+    if isinstance(value, ember.Tensor):
+        self.copy_(ember.broadcast_to(cast(value.reshape(()), self.dtype), tuple(self.shape)))
+    else:
+        self.fill_(np.asarray(value).astype(self.dtype.np).item())
+
+
 def _m_conj(self):
     if not self.dtype.is_complex:
         return ember.clone(self)        # ndarray.conj keeps a real array's dtype
@@ -90,7 +107,7 @@ def _methods():
             fns[n] = getattr(mod, n)
     fns.update(reshape=_m_reshape, transpose=_m_transpose, astype=_m_astype,
                flatten=_m_flatten, copy=_m_copy, squeeze=_m_squeeze, swapaxes=_m_swapaxes,
-               view=_m_view, conj=_m_conj, conjugate=_m_conj,
+               view=_m_view, conj=_m_conj, conjugate=_m_conj, sort=_m_sort, fill=_m_fill,
                __copy__=_m_copy, __deepcopy__=lambda self, memo=None: ember.clone(self))
     from ._indexing import getitem, setitem
     fns.update(__getitem__=getitem, __setitem__=setitem)

@@ -57,9 +57,10 @@ def _compare(want, err, run, where, fake):
 def test_every_method_has_samples():
     enp.lookup_method("sum")
     from ember._numpy import _ndarray
-    # (__getitem__/__setitem__ have their own tests below)
-    assert set(_ndarray.METHODS) - {"__getitem__", "__setitem__"} <= set(METHOD_SAMPLES)
-    for name in ("item", "tolist", "sort", "fill", "resize", "__bool__", "tofile"):
+    # (__getitem__/__setitem__, sort and fill (in place) have their own tests below)
+    assert set(_ndarray.METHODS) - {"__getitem__", "__setitem__", "sort", "fill"} <= set(
+        METHOD_SAMPLES)
+    for name in ("item", "tolist", "resize", "__bool__", "tofile"):
         assert enp.lookup_method(name) is None, name
 
 
@@ -325,3 +326,19 @@ def test_fill_diagonal_writes_in_place(shape, val):
         np.fill_diagonal(arr, val)
         assert enp.lookup(np.fill_diagonal)(t, _to_ember(val)) is None
         _check(t, arr, f"fill_diagonal{shape} {val!r}")
+
+
+@pytest.mark.parametrize("name,args", [("sort", ()), ("sort", (0,)), ("fill", (2.7,)),
+                                       ("fill", (True,)), ("fill", (np.float32(-1.5),))])
+def test_inplace_methods_write_into_the_array(name, args):
+    for a in ARRAYS:
+        arr = a.copy()
+        want, err = _call_np(lambda: getattr(arr, name)(*args))
+        t = _to_ember(a)
+        try:
+            got = enp.lookup_method(name)(t, *[_to_ember(x) for x in args])
+        except Exception as e:  # noqa: BLE001
+            assert err is not None and isinstance(e, _exc_base(err)), (name, a.dtype, e)
+            continue
+        assert err is None and got is None and want is None
+        _check(t, arr, f"<{a.dtype}>.{name}{args}")
