@@ -14,6 +14,7 @@ from .._dispatch import STATE
 from .. import _dtype as D
 from .._determinism import MODE as _DET
 from .._tensor import Tensor
+from .._device import CPU as _CPU
 from ..amp import autocast_mode as _AMP
 from ..profiler import _state as _PROF
 
@@ -41,6 +42,7 @@ class GuardSet:
         self.symbols = {}       # symbol name -> (source expr, dim)
         self.shape_env = None
         self.text = []          # human-readable, for the `guards` log and explain
+        self.hooks_version = None
 
     def add(self, source, kind, payload=None):
         key = (source.expr(), kind)
@@ -73,6 +75,12 @@ class GuardSet:
     def keys(self, source, obj):
         self.add(source, "keys", (type(obj), list(obj.keys())))
 
+    def no_new_hooks(self):
+        """No module hook was registered since the capture (which saw none on the modules
+        it called)."""
+        from ..nn.modules.module import HOOKS_VERSION
+        self.hooks_version = HOOKS_VERSION[0]
+
     def absent(self, source, name):
         self.add(source, "absent:" + name, name)
 
@@ -82,17 +90,26 @@ class GuardSet:
     def compile(self):
         consts, lines, text = {}, [], []
 
+        ids = {}
+
         def c(obj):
-            name = f"___c{len(consts)}"
-            consts[name] = obj
+            name = ids.get(id(obj))
+            if name is None:
+                name = ids[id(obj)] = f"___c{len(consts)}"
+                consts[name] = obj
             return name
 
         var = {}
 
         def v(expr):
             if expr not in var:
+                rhs = expr
+                for known in sorted(var, key=len, reverse=True):   # reuse loaded prefixes
+                    if expr.startswith(known) and expr[len(known)] in ".[":
+                        rhs = var[known] + expr[len(known):]
+                        break
                 var[expr] = f"v{len(var)}"
-                lines.append(f"{var[expr]} = {expr}")
+                lines.append(f"{var[expr]} = {rhs}")
             return var[expr]
 
         for expr, kind, p in self.checks:
@@ -100,7 +117,9 @@ class GuardSet:
             if kind == "tensor":
                 typ, dt, dev, rg, shape, strides, dyn = p
                 conds = [f"type({x}) is {c(typ)}", f"{x}._dtype is {c(dt)}",
-                         f"{x}._rg is {rg}", f"{x}._device == {c(dev)}"]
+                         f"{x}._rg is {rg}",
+                         f"{x}._device is {c(dev)}" if dev is _CPU else
+                         f"{x}._device == {c(dev)}"]
                 if dyn:
                     conds.append(f"len({x}._data.shape) == {len(shape)}")
                     for i, n in enumerate(shape):
@@ -159,6 +178,11 @@ class GuardSet:
             lines.append(f"if not ({' and '.join(conds)}): return False")
         gs = _global_state()
         lines.append(f"if ___state() != {c(gs)}: return False")
+        if self.hooks_version is not None:
+            from ..nn.modules.module import HOOKS_VERSION
+            lines.append(f"if {c(HOOKS_VERSION)}[0] != {self.hooks_version}: return False")
+            text.append(f"HOOKS: no module hook registered since the capture "
+                        f"(version {self.hooks_version})")
         text.append(f"GLOBAL_STATE: grad_mode={gs[0]} inference={gs[1]} default_dtype={gs[2]} "
                     f"autocast={gs[3]}/{gs[4]} deterministic={gs[5]} profiler_off={gs[6]}")
         if self.symbols:

@@ -37,8 +37,4 @@ def _user_stacklevel():
 from .aot import aot_eager  # noqa: E402,F401  (AOT autograd, ember/_functorch; registers itself)
 
 
-@register_backend
-def inductor(gm, example_inputs, **kwargs):
-    """The code-generating backend (fused C, DESIGN §7.4): not built yet."""
-    _warn_once("inductor", "the code-generating backend")
-    return gm.forward
+from .inductor import inductor  # noqa: E402,F401  (ember/_inductor; registers itself)

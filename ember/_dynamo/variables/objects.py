@@ -121,9 +121,7 @@ class NNModuleVariable(_ObjectVariable):
                 or m._backward_pre_hooks):
             unsupported(f"calling {type(m).__name__} with module hooks registered")
         if self.source is not None:
-            for h in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
-                      "_backward_pre_hooks"):
-                tx.og.guards.length(AttrSource(self.source, h), getattr(m, h))
+            tx.og.guards.no_new_hooks()
         fwd = self.var_getattr(tx, "forward")
         return fwd.call_function(tx, args, kwargs)
 

@@ -42,6 +42,11 @@ def _addindent(s, n):
     return lines[0] + "\n" + "\n".join(" " * n + line for line in lines[1:])
 
 
+# bumped whenever a module hook is registered: a compiled graph captured without hooks
+# stays valid while it is unchanged (one guard instead of four dict checks per module)
+HOOKS_VERSION = [0]
+
+
 class Module:
     """Base class for all neural network modules."""
     training = True
@@ -531,6 +536,7 @@ class Module:
 
     # ------------------------------------------------------------------ hooks
     def _add_hook(self, registry, hook, prepend=False):
+        HOOKS_VERSION[0] += 1        # compiled code re-checks modules' hooks (ember._dynamo)
         key = next(_hook_ids)
         registry[key] = hook
         if prepend:
