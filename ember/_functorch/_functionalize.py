@@ -173,10 +173,14 @@ class _Functionalizer:
         storage, chain = self.alias[dst]
         dval, sval = n.args[0].meta.get("val"), src.meta.get("val") if isinstance(src, Node) \
             else None
-        new = self.value(src) if isinstance(src, Node) else src
-        if not isinstance(src, Node) or sval is None or sval.dtype != dval.dtype:
-            new = self.graph.call_function(_op("_to_copy"), (new,), {"dtype": dval.dtype})
-        if sval is None or tuple(sval.shape) != tuple(dval.shape):
+        if not isinstance(src, Node):            # a Python number: filled at dst's sizes
+            size = self.graph.call_function(_sizes, (self.value(dst),))
+            new = self.graph.call_function(_op("full"), (size, src, dval.dtype))
+        else:
+            new = self.value(src)
+            if sval is None or sval.dtype != dval.dtype:
+                new = self.graph.call_function(_op("_to_copy"), (new,), {"dtype": dval.dtype})
+        if isinstance(src, Node) and (sval is None or tuple(sval.shape) != tuple(dval.shape)):
             size = self.graph.call_function(_sizes, (self.value(dst),))
             new = self.graph.call_function(_op("expand"), (new, size))
         # scatter the new value back through the view chain, innermost view first

@@ -136,8 +136,7 @@ def test_eager_backend_runs_graph_forward():
     check_runs(fn)
 
 
-@pytest.mark.parametrize("name, what", [("aot_eager", "AOT autograd"),
-                                        ("inductor", "the code-generating backend")])
+@pytest.mark.parametrize("name, what", [("inductor", "the code-generating backend")])
 def test_pending_backends_run_graph_and_warn_once(name, what):
     _pending._warned.discard(name)
     gm = make_gm()
