@@ -9,7 +9,6 @@ import os
 import sys
 import warnings
 
-from .registry import register_backend
 
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

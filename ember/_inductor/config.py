@@ -1,0 +1,39 @@
+"""Knobs of the code-generating backend (torch._inductor.config's names where they exist).
+
+Why a module of plain attributes: tests and users flip them (`config.cpp.threads = 1`) and
+the compiler reads them at compile time; every knob that changes the generated code or the
+compiler flags is part of the disk-cache key.
+"""
+import os
+
+# fall back to the eager kernels (one warning) instead of raising when C compilation fails
+fallback_on_error = True
+# realize (write to memory) a pointwise value read by more than this many consumers
+realize_reads_threshold = 1
+# elements below which a loop nest runs on one thread (OpenMP start-up costs ~1-5 us)
+parallel_threshold = 32768
+
+
+class cpp:
+    """C code generation and the system compiler."""
+    # C compiler executable; None = $CC, else the first of cc/gcc/clang on PATH
+    cxx = os.environ.get("CC") or None
+    # OpenMP threads per kernel; 0 = OpenMP's default (all cores)
+    threads = int(os.environ.get("EMBER_NUM_THREADS", "0") or 0)
+    # -march=native, or EMBER_CPU_CAPABILITY=avx2|avx512|default
+    cpu_capability = os.environ.get("EMBER_CPU_CAPABILITY", "native")
+    # extra compiler flags
+    extra_flags = ()
+    # sum of float32/16 accumulates in double: one rounding at the end, as NumPy's pairwise sum
+    # is accurate; costs nothing measurable when the body is transcendental math
+    fp32_sum_in_double = True
+
+
+def cache_dir():
+    """EMBER_CACHE_DIR, else ~/.cache/ember (XDG_CACHE_HOME honoured): where generated C and
+    shared objects live. Clear it with `python -m ember._inductor.codecache --clear`."""
+    d = os.environ.get("EMBER_CACHE_DIR")
+    if d:
+        return d
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "ember")

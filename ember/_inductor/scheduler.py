@@ -1,0 +1,235 @@
+"""Scheduler: walk a prim graph, lower what can be lowered, decide what becomes memory.
+
+Why these rules: a pointwise value read once is inlined into its reader (so a chain of
+pointwise ops ending in a reduction is one loop nest); a value read by several consumers,
+by an extern call, or returned is realized (written once by its own loop nest); every
+reduction is realized. Generated loop nests between two extern calls form one group (one
+C function). Graphs with mutations (in-place ops, opaque calls) keep views as real extern
+views and realize every pending value before each mutation, so reads happen in eager order.
+"""
+import operator
+
+from .. import _prims
+from .._symbolic import SymInt
+from .._tensor import Tensor
+from ..ops._registry import OpDef
+from . import config
+from .codegen_c import GroupCode, pointwise_kernel, reduction_kernel
+from .ir import Buffer, Reduction, Scalar, Value, supported_dtype
+from .lowering import lower
+
+__all__ = ["Scheduler", "Runtime", "ExternStep", "GroupStep"]
+
+
+class Runtime:
+    """A non-tensor value computed by Python at run time (an extern's non-tensor output)."""
+
+    def __init__(self, node):
+        self.node = node
+
+
+class ExternStep:
+    def __init__(self, node, outputs):
+        self.node, self.outputs = node, outputs   # outputs: env value (Buffer/tuple/Runtime)
+
+
+class GroupStep:
+    def __init__(self, group):
+        self.group = group
+
+
+def _is_pure_helper(node):
+    from .._dynamo import output_graph as og
+    return node.target in (operator.getitem, og.sym_size)
+
+
+class Scheduler:
+    def __init__(self, gm):
+        self.gm = gm
+        self.nodes = list(gm.graph.nodes)
+        self.order = {n: i for i, n in enumerate(self.nodes)}
+        self.env, self.steps, self.group = {}, [], None
+        self.inputs = []          # per placeholder: Buffer | SymInt/int | Scalar | None
+        self.attrs = []           # (Buffer, attribute name)
+        self.nbuf = 0
+        self.ngroups = 0
+        self.kernel_count = 0
+        self.impure = any(self._impure(n) for n in self.nodes)
+        self.output_views = set()
+        out = next(n for n in self.nodes if n.op == "output")
+        for a in _flat(out.args[0]):
+            if hasattr(a, "op") and isinstance(a.target, OpDef) and "view" in a.target.tags:
+                self.output_views.add(a)
+
+    # ------------------------------------------------------------------ helpers
+    def _impure(self, n):
+        if n.op != "call_function":
+            return False
+        if isinstance(n.target, OpDef):
+            return bool(n.target.tags & {"inplace", "random"})
+        return not _is_pure_helper(n)
+
+    def _new_buffer(self, prefix, shape, dtype, strides=None, kind="computed"):
+        b = Buffer(f"{prefix}{self.nbuf}", shape, dtype, strides, kind)
+        self.nbuf += 1
+        return b
+
+    def _ext_buffer(self, fake, prefix, kind):
+        strides = None
+        if fake.is_contiguous():
+            strides = Buffer("x", fake.shape, fake.dtype).strides
+        return self._new_buffer(prefix, list(fake.shape), fake.dtype, strides, kind)
+
+    def _cur_group(self):
+        if self.group is None:
+            self.group = GroupCode(f"group_{self.ngroups}")
+            self.ngroups += 1
+            self.steps.append(GroupStep(self.group))
+        return self.group
+
+    def realize(self, v):
+        """Memory for value v: a Buffer, writing it with a new loop nest if needed."""
+        if isinstance(v, Buffer):
+            return v
+        if v.buffer is not None:
+            return v.buffer
+        buf = self._new_buffer("buf", v.shape, v.dtype)
+        g = self._cur_group()
+        if isinstance(v, Reduction):
+            reduction_kernel(g, buf, v)
+        else:
+            pointwise_kernel(g, buf, v)
+        g.outputs.append(buf)
+        self.kernel_count += 1
+        v.buffer = buf
+        return buf
+
+    def _has_later_users(self, n, i):
+        return any(self.order[u] > i for u in n.users)
+
+    # ------------------------------------------------------------------ the walk
+    def run(self):
+        k = 0
+        for i, n in enumerate(self.nodes):
+            if n.op == "placeholder":
+                self.env[n] = self._placeholder(n, k)
+                k += 1
+            elif n.op == "get_attr":
+                t = _getattr(self.gm, n.target)
+                b = self._ext_buffer(t, "attr", "input") if isinstance(t, Tensor) else None
+                self.attrs.append((b, n.target))
+                self.env[n] = b if b is not None else t
+            elif n.op == "call_function":
+                if self._impure(n):
+                    self._flush(i)
+                self.env[n] = self._call(n)
+            elif n.op == "output":
+                outs = []
+                for a in _flat(n.args[0]):
+                    v = self.env.get(a) if hasattr(a, "op") else None
+                    if isinstance(v, Value):
+                        self.realize(v)
+                    outs.append(v)
+            else:
+                raise NotImplementedError(f"inductor: graph node op {n.op!r}")
+        return self
+
+    def _flush(self, i):
+        for m, v in list(self.env.items()):
+            if isinstance(v, Value) and not isinstance(v, Buffer) and v.buffer is None \
+                    and self._has_later_users(m, i):
+                self.realize(v)
+
+    def _placeholder(self, n, k):
+        v = n.meta.get("val")
+        if isinstance(v, Tensor):
+            b = self._ext_buffer(v, "in", "input")
+            self.inputs.append(b)
+            return b
+        if isinstance(v, (SymInt, int)) and not isinstance(v, bool):
+            self.inputs.append(v)
+            return v
+        if isinstance(v, float):
+            s = Scalar(f"f{k}", True)
+            self.inputs.append(s)
+            return s
+        self.inputs.append(None)
+        return Runtime(n)
+
+    def _arg(self, a):
+        if hasattr(a, "op"):
+            return self.env[a]
+        if isinstance(a, (list, tuple)):
+            return type(a)(self._arg(x) for x in a)
+        return a
+
+    def _lowerable(self, n, args):
+        op = n.target
+        if not isinstance(op, OpDef) or "prim" not in op.tags or _prims.is_extern(op):
+            return False
+        if "view" in op.tags and (self.impure or n in self.output_views):
+            return False
+        fake = n.meta.get("val")
+        if not isinstance(fake, Tensor) or not supported_dtype(fake.dtype):
+            return False
+        for a in _flat(args):
+            if isinstance(a, Runtime) or isinstance(a, Tensor):
+                return False
+            if isinstance(a, Value) and not supported_dtype(a.dtype):
+                return False
+        if n.kwargs:
+            return False
+        return True
+
+    def _call(self, n):
+        from .._dynamo import output_graph as og
+        if n.target is og.sym_size:
+            return n.args[0].meta["val"].shape[n.args[1]]
+        if n.target is operator.getitem:
+            base = self.env[n.args[0]]
+            if isinstance(base, (tuple, list)):
+                return base[n.args[1]]
+        args = self._arg(n.args)
+        if self._lowerable(n, args):
+            v = lower(n, list(args))
+            if v is not None:
+                if isinstance(v, Reduction):
+                    return self.realize(v)
+                heavy = getattr(v, "cost", 0) > 0
+                if heavy and len(n.users) > config.realize_reads_threshold:
+                    self.realize(v)
+                return v
+        return self._extern(n)
+
+    def _extern(self, n):
+        for a in _flat(self._arg((n.args, tuple(n.kwargs.values())))):
+            if isinstance(a, Value):
+                self.realize(a)
+        self.group = None
+        val = n.meta.get("val")
+        if isinstance(val, Tensor):
+            out = self._ext_buffer(val, "ext", "extern")
+        elif isinstance(val, (tuple, list)) and val and all(
+                isinstance(t, Tensor) for t in val):
+            out = tuple(self._ext_buffer(t, "ext", "extern") for t in val)
+        else:
+            out = Runtime(n)
+        self.steps.append(ExternStep(n, out))
+        return out
+
+
+def _flat(x):
+    if isinstance(x, (list, tuple)):
+        for y in x:
+            yield from _flat(y)
+    elif isinstance(x, dict):
+        for y in x.values():
+            yield from _flat(y)
+    else:
+        yield x
+
+
+def _getattr(mod, target):
+    for part in target.split("."):
+        mod = getattr(mod, part)
+    return mod
