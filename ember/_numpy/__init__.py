@@ -27,7 +27,6 @@ GRAPH_BREAK = {
     "isscalar": "a Python-level type test",
     "random": "numpy.random draws from NumPy's generator, not ember's",
     "unique": "data-dependent output size with NumPy's sorted/flag variants",
-    "histogram": "bin edges from the data range (host read)",
 }
 
 _MODULES = {
@@ -73,7 +72,8 @@ def _build():
             fn = getattr(np, n, None)
             if fn is not None:
                 table.setdefault(fn, impl)
-    from . import _fft, _index_tricks, _linalg, _misc, _shape, _stats
+    from . import _fft, _histogram, _index_tricks, _linalg, _misc, _shape, _stats
+    table[np.histogram] = _histogram.histogram
     for n in _fft.NAMES.split():
         table[getattr(np.fft, n)] = getattr(_fft, n)
     for n in _index_tricks.NAMES.split():
