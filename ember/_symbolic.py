@@ -36,6 +36,12 @@ class ShapeEnv:
             self.hints[name] = hint
         return SymInt(_Poly({(name,): 1}), hint, self)
 
+    def create_int_symbol(self, value):
+        """A symbol for a Python int input (any value, no size range): i0, i1, ..."""
+        name = f"i{sum(1 for k in self.hints if k.startswith('i'))}"
+        self.hints[name] = int(value)
+        return SymInt(_Poly({(name,): 1}), int(value), self)
+
 
 class _Poly:
     """sum(coeff * prod(atoms)): a dict {sorted tuple of atom names: int coeff}.
@@ -66,8 +72,8 @@ class _Poly:
         for m, c in self.terms.items():
             if not m:
                 low += c
-            elif c < 0 or any(a.startswith("(") for a in m):
-                return None
+            elif c < 0 or any(a.startswith(("(", "i")) for a in m):
+                return None          # floor-div atoms and Python-int symbols: no range
             else:
                 low += c * 2 ** len(m)
         return low

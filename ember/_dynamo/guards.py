@@ -104,9 +104,9 @@ class GuardSet:
         def v(expr):
             if expr not in var:
                 rhs = expr
-                for known in sorted(var, key=len, reverse=True):   # reuse loaded prefixes
-                    if expr.startswith(known) and expr[len(known)] in ".[":
-                        rhs = var[known] + expr[len(known):]
+                for i in range(len(expr) - 1, 0, -1):      # reuse the longest loaded prefix
+                    if expr[i] in ".[" and expr[:i] in var:
+                        rhs = var[expr[:i]] + expr[i:]
                         break
                 var[expr] = f"v{len(var)}"
                 lines.append(f"{var[expr]} = {rhs}")
@@ -163,9 +163,6 @@ class GuardSet:
             elif kind.startswith("absent:"):
                 conds = [f"not hasattr({x}, {p!r})"]
                 text.append(f"HASATTR: not hasattr({expr}, {p!r})")
-            elif kind == "min2":
-                conds = [f"{x} >= 2"]
-                text.append(f"DYNAMIC_INT: {expr} >= 2")
             elif kind == "keys_id":
                 conds = [f"type({x}) is {c(p[0])}", f"len({x}) == {len(p[1])}",
                          f"all(a is b for a, b in zip({x}, {c(p[1])}))"]

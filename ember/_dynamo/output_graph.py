@@ -159,13 +159,11 @@ class OutputGraph:
         self.scalar_values[source.expr()] = value
         self.guards.type(source, value)
         if type(value) is int:
-            sym = self.fake_mode.shape_env.create_symbol(value + self.hint_shift)
+            sym = self.fake_mode.shape_env.create_int_symbol(value + self.hint_shift)
             node.meta["val"] = sym
             name = str(sym)
-            if name not in self.sym_source:
-                self.sym_source[name] = (node, None)
-                self.guards.symbols[name] = (source.expr(), None, "")
-                self.guards.add(source, "min2", None)
+            self.sym_source[name] = (node, None)
+            self.guards.symbols[name] = (source.expr(), None, "")
             return sym
         val = _SymFloat(value + 0.5 * self.hint_shift)
         node.meta["val"] = val

@@ -144,8 +144,11 @@ class CompileContext:
         then on (PyTorch's automatic dynamic for specialize_int/float=False)."""
         if self.dynamic is False or not config.automatic_dynamic_shapes:
             return False
-        if type(value) is int and (config.specialize_int or value < 2):
-            return False          # sizes-like symbols are >= 2; other ints stay constants
+        if type(value) is int and config.specialize_int:
+            return False
+        from .source import is_local
+        if not is_local(source):
+            return False       # globals and closure cells specialize on their value (torch)
         if type(value) is float and config.specialize_float:
             return False
         seen = _FRAME_STATE.get(self.code, {}).get(source.expr())
