@@ -19,7 +19,7 @@ METHOD_SAMPLES = {
     "any": [S(axis=1)], "cumsum": [S(), S(axis=1)], "cumprod": [S(axis=0)],
     "ravel": [S()], "repeat": [S(2), S(2, axis=0)], "diagonal": [S(), S(1)],
     "take": [S([0, 2]), S([1], axis=1)], "clip": [S(-1, 1), S(min=0)],
-    "round": [S(), S(1)], "nonzero": [S()], "argsort": [S(), S(axis=0)],
+    "round": [S(), S(1)], "nonzero": [S()], "argsort": [S(kind="stable"), S(axis=0, kind="stable")],
     "searchsorted": [], "dot": [S(A((4, 2)))], "trace": [S()],
     "reshape": [S(4, 3), S((2, 6)), S(-1), S((-1, 2))], "transpose": [S(), S(1, 0),
                                                                       S((1, 0))],
