@@ -20,6 +20,10 @@ Note (what PyTorch's CPU kernels do, reproduced here; each is tested against tor
   randperm      Fisher-Yates: swap i with i + random() % (n - i) for i < n - 1
   bernoulli     u < p, u a double uniform for a float p or a double p tensor, a float
                 uniform for a float32 p tensor
+  exponential, cauchy, log_normal, geometric
+                PyTorch's serial double distributions (libm's log1p/tan/exp/log)
+  multinomial   without replacement: top-k of p / Exponential(1); with: binary search of
+                a double uniform in the row's normalised running sum
 The state tensor (get_state/set_state) has PyTorch's 5056-byte layout, so a state saved by
 torch.get_rng_state() loads here and back.
 """
@@ -319,3 +323,61 @@ def bernoulli(mt, p, p_is_float32):
     """u < p per element of the flat float64 array p (u's grid by p's dtype)."""
     u = uniform01(mt, p.size, "float32" if p_is_float32 else "float64")
     return u.astype(_F64) < p
+
+
+# ------------------------------------------- the serial double distributions
+
+_vtan = np.frompyfunc(math.tan, 1, 1)
+_vexp = np.frompyfunc(math.exp, 1, 1)
+
+
+def cauchy(mt, n, median, sigma):
+    """cauchy_distribution<double>: median + sigma * tan(pi * (u - 0.5))."""
+    u = uniform01(mt, n, "float64")
+    return fma64(sigma, _libm(_vtan, math.pi * (u - 0.5)), median)
+
+
+def log_normal(mt, n, mean, std):
+    """lognormal_distribution<double>: exp of normal_distribution<double> (with its cached
+    second value)."""
+    return _libm(_vexp, _serial_normal(mt, n, mean, std))
+
+
+def geometric(mt, n, p):
+    """geometric_distribution<double>: ceil(log(u) / log1p(-p))."""
+    u = uniform01(mt, n, "float64")
+    with np.errstate(divide="ignore"):
+        return np.ceil(_libm(_vlog, u) / math.log1p(-p))
+
+
+_vlog1p = np.frompyfunc(math.log1p, 1, 1)
+
+
+def exponential(mt, n, lambd):
+    """exponential_distribution<double>: (-1 / lambda) * log1p(-u)."""
+    u = uniform01(mt, n, "float64")
+    return (-1.0 / lambd) * _libm(_vlog1p, -u)
+
+
+def multinomial(mt, probs, num_samples, replacement):
+    """PyTorch's CPU multinomial on a (rows, k) probability array: without replacement (or
+    one sample) the top num_samples of p / q with q ~ Exponential(1) drawn in p's dtype;
+    with replacement, per row, a binary search of u (a double uniform) in the row's
+    normalised running sum kept in p's dtype."""
+    rows, k = probs.shape
+    if not replacement or num_samples == 1:
+        q = exponential(mt, rows * k, 1.0).astype(probs.dtype).reshape(rows, k)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            keys = (probs / q).astype(probs.dtype)
+        # topk / argmax: largest first, the lower index first among equal keys
+        order = np.argsort(-keys.astype(np.float64), axis=1, kind="stable")
+        return order[:, :num_samples]
+    out = np.empty((rows, num_samples), np.int64)
+    for r in range(rows):
+        cum = np.cumsum(probs[r], dtype=probs.dtype)
+        total = cum[-1]
+        if total > 0:
+            cum = (cum / total).astype(probs.dtype)
+        u = uniform01(mt, num_samples, "float64")
+        out[r] = np.searchsorted(cum.astype(np.float64), u, side="left")
+    return out

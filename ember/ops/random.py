@@ -4,7 +4,9 @@ the in-place samplers (uniform_, normal_, random_, bernoulli_, exponential_, ...
 Note: every sampler is a registry op tagged `random` whose args end with the
 `Generator` it draws from, so a recording mode sees the op and the generator and a
 replay draws fresh numbers. Kernels only turn Philox words into numbers (the
-mappings are documented in ember/_random.py); the public wrappers check arguments
+mappings are documented in ember/_random.py), or, for a generator switched to
+PyTorch's engine (manual_seed(s, generator="mt19937")), call ember/_mt19937.py for
+PyTorch's own numbers; the public wrappers check arguments
 first, so a rejected call consumes no randomness. In-place samplers run their
 functional op (`uniform`, `normal_functional`, ...) and commit it through copy_.
 Gradients follow PyTorch: sampling ops are differentiable with zero gradients.
@@ -510,6 +512,9 @@ def _multinomial_kernel(input, num_samples, replacement, generator):
     """With replacement: inverse CDF of one uniform per sample (row by row). Without:
     the k smallest exponential(1) / p keys per row (exponential race), ties in index
     order, so zero-probability categories come last."""
+    if generator._mt is not None:
+        out = MT.multinomial(generator._mt, np.atleast_2d(input), num_samples, replacement)
+        return out if input.ndim == 2 else out[0]
     p = np.atleast_2d(input).astype(np.float64)
     rows, k = p.shape
     grid = _grid(D._FROM_NP[input.dtype])
@@ -611,24 +616,36 @@ def _random_kernel(self, lo, hi, gen):
 RANDOM = _inplace_op("random", _random_kernel,
                      schema="random.from(Tensor self, int from, int to, *, "
                             "Generator? generator=None) -> Tensor")
-EXPONENTIAL = _inplace_op("exponential", lambda self, lambd, gen: _draw(
+def _mt_or(kernel, mt_values):
+    """A sampler kernel that, on PyTorch's engine, takes mt_values(mt, n, *params) (float64
+    values of PyTorch's serial double distributions) cast to self's dtype."""
+    def k(self, *params):
+        gen = params[-1]
+        if gen._mt is not None:
+            v = mt_values(gen._mt, self.size, *params[:-1])
+            return v.astype(self.dtype).reshape(self.shape)
+        return kernel(self, *params)
+    return k
+
+
+EXPONENTIAL = _inplace_op("exponential", _mt_or(lambda self, lambd, gen: _draw(
     lambda g, n, d: -np.log1p(-uniform01(g, n, d)) / lambd, gen, self.shape,
-    D._FROM_NP[self.dtype], grid=_grid(D._FROM_NP[self.dtype])),
+    D._FROM_NP[self.dtype], grid=_grid(D._FROM_NP[self.dtype])), MT.exponential),
                           schema="exponential(Tensor self, float lambd=1., *, "
                                  "Generator? generator=None) -> Tensor")
-GEOMETRIC = _inplace_op("geometric", lambda self, p, gen: (np.floor(
+GEOMETRIC = _inplace_op("geometric", _mt_or(lambda self, p, gen: (np.floor(
     np.log1p(-uniform01(gen, self.size, _grid(D._FROM_NP[self.dtype]))) / math.log1p(-p))
-    + 1).astype(self.dtype).reshape(self.shape),
+    + 1).astype(self.dtype).reshape(self.shape), MT.geometric),
                         schema="geometric(Tensor self, float p, *, "
                                "Generator? generator=None) -> Tensor")
-LOG_NORMAL = _inplace_op("log_normal", lambda self, mean, std, gen: _draw(
+LOG_NORMAL = _inplace_op("log_normal", _mt_or(lambda self, mean, std, gen: _draw(
     lambda g, n, d: np.exp(normal01(g, n, d) * std + mean), gen, self.shape,
-    D._FROM_NP[self.dtype], grid=_grid(D._FROM_NP[self.dtype])),
+    D._FROM_NP[self.dtype], grid=_grid(D._FROM_NP[self.dtype])), MT.log_normal),
                          schema="log_normal(Tensor self, float mean=1., float std=2., *, "
                                 "Generator? generator=None) -> Tensor")
-CAUCHY = _inplace_op("cauchy", lambda self, median, sigma, gen: _draw(
+CAUCHY = _inplace_op("cauchy", _mt_or(lambda self, median, sigma, gen: _draw(
     lambda g, n, d: median + sigma * np.tan(np.pi * (uniform01(g, n, d) - 0.5)), gen,
-    self.shape, D._FROM_NP[self.dtype], grid=_grid(D._FROM_NP[self.dtype])),
+    self.shape, D._FROM_NP[self.dtype], grid=_grid(D._FROM_NP[self.dtype])), MT.cauchy),
                      schema="cauchy(Tensor self, float median=0., float sigma=1., *, "
                             "Generator? generator=None) -> Tensor")
 

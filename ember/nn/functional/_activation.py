@@ -492,9 +492,18 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
     from ...autograd.grad_mode import no_grad
+    from ..._dtype import float64
     with no_grad():
-        noise = input.new_empty(input.shape).uniform_(lower, upper)
-        noise = _where(input >= 0, noise.new_ones(()), noise)
+        # PyTorch's rrelu_with_noise: one double U(lower, upper) per element <= 0, in order,
+        # with the bounds first rounded to the input's compute type (float unless double)
+        neg = input <= 0
+        noise = input.new_ones(input.shape)
+        if input.dtype is not float64:
+            lower, upper = float(np.float32(lower)), float(np.float32(upper))
+        from ...ops.random import rand
+        u = rand(int(neg.sum()), dtype=float64)     # u * (upper - lower) + lower, unfused
+        slopes = u * (upper - lower) + lower
+        noise[neg] = slopes.to(input.dtype)
     return input.mul_(noise) if inplace else input * noise
 
 
