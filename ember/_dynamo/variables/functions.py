@@ -267,6 +267,20 @@ class BuiltinVariable(VariableTracker):
         from .builder import wrap_constant_result
         return wrap_constant_result(pick(_consts(items)))
 
+    def _call_sorted(self, tx, args, kwargs):
+        items = tx.unpack_iterable(args[0])
+        if "key" in kwargs:
+            keys = [kwargs["key"].call_function(tx, [v], {}) for v in items]
+        else:
+            keys = items
+        try:
+            order = sorted(range(len(items)), key=lambda i: keys[i].as_python_constant(),
+                           reverse=bool(kwargs["reverse"].as_python_constant())
+                           if "reverse" in kwargs else False)
+        except NotConstant:
+            unsupported("sorted() of traced values (data-dependent order)")
+        return ListVariable([items[i] for i in order], mutable_local=True)
+
     def _call_min(self, tx, args, kwargs):
         return self._minmax(tx, args, kwargs, min)
 
