@@ -33,7 +33,7 @@ _MODULES = {
     "_reductions": "sum prod mean std var max amax min amin ptp argmax argmin all any "
                    "cumsum cumprod count_nonzero nansum nanprod nancumsum nancumprod "
                    "nanmean nanvar nanstd nanmax nanmin nanargmax nanargmin median "
-                   "nanmedian quantile percentile average",
+                   "nanmedian quantile percentile nanquantile nanpercentile average",
     "_shape": "reshape transpose permute_dims matrix_transpose swapaxes moveaxis "
               "expand_dims squeeze ravel concatenate concat stack atleast_1d atleast_2d "
               "atleast_3d vstack hstack dstack column_stack split array_split hsplit "

@@ -405,10 +405,11 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     return _quantile(x, q, axis, keepdims, weak)
 
 
-def _quantile(x, q, axis, keepdims, weak):
+def _quantile(x, q, axis, keepdims, weak, skip_nan=False):
     """NumPy's linear-method _quantile: virtual index (n-1)*q in q's dtype, gamma its
     fractional part (a Python float, so in the array's dtype, when q was a Python scalar),
-    lerp in the result dtype."""
+    lerp in the result dtype. skip_nan: n is each slice's count of non-NaN values (sorted
+    first), as nanquantile's per-slice NaN removal."""
     s, axes, comp = _sorted_last(x, axis)
     qt = q if isinstance(q, ember.Tensor) else asarray(q)
     qd = float_dtype_for(qt.dtype)
@@ -416,21 +417,58 @@ def _quantile(x, q, axis, keepdims, weak):
     n = s.shape[-1]
     if n == 0:
         raise IndexError("index -1 is out of bounds for axis 0 with size 0")
-    idx = cast(qt, qd) * (n - 1)
+    qf = cast(qt, qd).reshape(-1)
+    if skip_nan:
+        k = ember.sum(ember.logical_not(ember.isnan(s)), dim=-1, keepdim=True)
+        idx = qf * cast(k - 1, qd)                      # (..., nq)
+    else:
+        idx = qf * (n - 1)                              # (nq,)
     lo = ember.floor(idx)
     t = cast(cast(idx - lo, comp if weak else qd), d)
     lo_i = ember.clamp(lo.to(D.int64), 0, n - 1)
-    hi_i = ember.clamp(lo_i + 1, 0, n - 1)
     s = cast(s, d)
-    a_ = ember.index_select(s, -1, lo_i.reshape(-1))
-    b_ = ember.index_select(s, -1, hi_i.reshape(-1))
-    r = _lerp(a_, b_, t.reshape(-1))
-    r = ember.where(ember.isnan(s[..., -1:]), s[..., -1:], r)
+    if skip_nan:
+        hi_i = ember.minimum(lo_i + 1, ember.clamp(k - 1, min=0))
+        a_ = ember.take_along_dim(s, lo_i, dim=-1)
+        b_ = ember.take_along_dim(s, hi_i, dim=-1)
+    else:
+        hi_i = ember.clamp(lo_i + 1, 0, n - 1)
+        a_ = ember.index_select(s, -1, lo_i)
+        b_ = ember.index_select(s, -1, hi_i)
+    r = _lerp(a_, b_, t)
+    if skip_nan:
+        r = ember.where(k == 0, _NAN, r)
+    else:
+        r = ember.where(ember.isnan(s[..., -1:]), s[..., -1:], r)
     # (..., nq) -> q.shape + (...)
     r = r.movedim(-1, 0).reshape(tuple(qt.shape) + tuple(s.shape[:-1]))
     if keepdims and axes:
         r = r.reshape(tuple(qt.shape) + _keep_shape(x.shape, axes))
     return r
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=NoValue, *, weights=None, interpolation=None):
+    check_out("nanquantile", out)
+    if method != "linear" or interpolation is not None or weights is not None:
+        raise Unsupported("numpy.nanquantile: only method='linear' without weights is traced")
+    x = asarray(a)
+    return _quantile(x, q, axis, _kd(keepdims), type(q) in (int, float),
+                     skip_nan=x.dtype._kind >= 2)
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                  keepdims=NoValue, *, weights=None, interpolation=None):
+    check_out("nanpercentile", out)
+    if method != "linear" or interpolation is not None or weights is not None:
+        raise Unsupported("numpy.nanpercentile: only method='linear' without weights is "
+                          "traced")
+    x = asarray(a)
+    from ._ufuncs import make_ufunc
+    hundred = x.dtype.np.type(100) if x.dtype.is_floating_point else 100
+    weak = type(q) in (int, float)
+    q = make_ufunc(np.true_divide)(q if weak else asarray(q), hundred)
+    return _quantile(x, q, axis, _kd(keepdims), weak, skip_nan=x.dtype._kind >= 2)
 
 
 def average(a, axis=None, weights=None, returned=False, *, keepdims=NoValue):

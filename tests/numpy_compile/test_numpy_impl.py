@@ -173,6 +173,12 @@ SAMPLES = {
         S(A((5, 4)), 0.25, axis=0), S(A((5, 4)), [0.5, 0.9], axis=1, keepdims=True)],
     "percentile": [S(a, q) for a in (A((5, 4), F32), A((5, 4), I64)) for q in (30, [10, 90])]
     + [S(A((5, 4)), 50.0, axis=1)],
+    "nanquantile": [S(a, q) for a in (NAN, NAN.astype(F32), A((5, 4), I64), A((5, 4)))
+                    for q in (0.3, [0.0, 0.5, 1.0])] + [
+        S(NAN, 0.25, axis=1), S(NAN, [0.5, 0.9], axis=0, keepdims=True),
+        S(NAN.astype(F32), 0.5, axis=1)],
+    "nanpercentile": [S(a, q) for a in (NAN, NAN.astype(F32), A((5, 4), I64))
+                      for q in (30, [10, 90])] + [S(NAN, 50.0, axis=1)],
     "average": [S(A((3, 4), dt)) for dt in (F32, F64, I64)] + [
         S(A((3, 4)), axis=1), S(A((3, 4), I64), weights=A((3, 4), F32, 1)),
         S(A((3, 4), F32), axis=1, weights=A((4,), F32, 1)),
