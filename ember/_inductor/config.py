@@ -8,8 +8,11 @@ import os
 
 # fall back to the eager kernels (one warning) instead of raising when C compilation fails
 fallback_on_error = True
-# realize (write to memory) a pointwise value read by more than this many consumers
-realize_reads_threshold = 1
+# a pointwise value read by several consumers is recomputed in each (no memory traffic)
+# unless its chain of ops costs more than this (ops since the last buffer) ...
+realize_cost_threshold = 6
+# ... or it has more than this many readers
+realize_reads_threshold = 3
 # elements below which a loop nest runs on one thread (OpenMP start-up costs ~1-5 us)
 parallel_threshold = 32768
 

@@ -40,6 +40,10 @@ def literal(x, dt):
 
 
 def cast(x, src, dst):
+    if dst == D.bfloat16 and src != D.bfloat16:
+        return f"em_bf16_to_f(em_f_to_bf16((float){x}))"      # an explicit cast rounds
+    if dst == D.float16 and src != D.float16:
+        return f"((float)(_Float16){x})"
     if regtype(src) == regtype(dst) and (src == D.bool) == (dst == D.bool):
         return x
     if dst == D.bool:
@@ -100,6 +104,7 @@ def pointwise(node, args, compute, fmt, cost=1):
         xs = [load_at(ctx, a, idx, len(shape), compute) for a in args]
         r = fmt(ctx, regtype(compute), *xs)
         return ctx.tmp(regtype(out), cast(r, compute, out) if compute != out else r)
+    cost += sum(a.cost for a in args if isinstance(a, Value) and a.buffer is None)
     return Pointwise(shape, out, fn, cost)
 
 
@@ -130,8 +135,7 @@ _UNARY = {
     "ceil": lambda t, x: f"{_fn('ceil', t)}({x})",
     "trunc": lambda t, x: f"{_fn('trunc', t)}({x})",
     "frac": lambda t, x: f"({x} - {_fn('trunc', t)}({x}))",
-    "sign": lambda t, x: f"(({t})(({x} > 0) - ({x} < 0)) + ({x} != {x} ? {x} : ({t})0))"
-    if t in ("float", "double") else f"(({t})(({x} > 0) - ({x} < 0)))",
+    "sign": lambda t, x: f"(({t})(({x} > 0) - ({x} < 0)))",     # sign(nan) is 0, as eager
     "bitwise_not": lambda t, x: f"(!{x})" if t == "bool" else f"(~{x})",
     "logical_not": lambda t, x: f"(!{x})",
     "clone": lambda t, x: x, "_to_copy": lambda t, x: x, "alias": lambda t, x: x,
@@ -269,7 +273,8 @@ def _where(node, args):
         cv = load_at(ctx, c, idx, rank, D.bool)
         return ctx.tmp(regtype(out), f"({cv} ? {load_at(ctx, a, idx, rank, out)} : "
                                      f"{load_at(ctx, b, idx, rank, out)})")
-    return Pointwise(list(node.meta["val"].shape), out, fn)
+    cost = 1 + sum(a.cost for a in args if isinstance(a, Value) and a.buffer is None)
+    return Pointwise(list(node.meta["val"].shape), out, fn, cost)
 
 
 LOWERINGS["where"] = _where

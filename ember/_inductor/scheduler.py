@@ -167,7 +167,8 @@ class Scheduler:
         op = n.target
         if not isinstance(op, OpDef) or "prim" not in op.tags or _prims.is_extern(op):
             return False
-        if "view" in op.tags and (self.impure or n in self.output_views):
+        if "view" in op.tags and (self.impure or n in self.output_views
+                                  or self._view_for_extern(n, args)):
             return False
         fake = n.meta.get("val")
         if not isinstance(fake, Tensor) or not supported_dtype(fake.dtype):
@@ -180,6 +181,19 @@ class Scheduler:
         if n.kwargs:
             return False
         return True
+
+    def _view_for_extern(self, n, args):
+        """A view of memory read by an extern call is the real (free) NumPy view, not a
+        copy (linear's transposed weight going to matmul)."""
+        src = args[0] if args else None
+        if not (isinstance(src, Buffer) or (isinstance(src, Value) and src.buffer is not None)):
+            return False
+        for u in n.users:
+            op = u.target
+            if u.op == "call_function" and (not isinstance(op, OpDef) or "prim" not in op.tags
+                                            or _prims.is_extern(op)):
+                return True
+        return False
 
     def _call(self, n):
         from .._dynamo import output_graph as og
@@ -195,8 +209,10 @@ class Scheduler:
             if v is not None:
                 if isinstance(v, Reduction):
                     return self.realize(v)
-                heavy = getattr(v, "cost", 0) > 0
-                if heavy and len(n.users) > config.realize_reads_threshold:
+                users = len(n.users)
+                if v.cost > 0 and users > 1 and (
+                        v.cost > config.realize_cost_threshold
+                        or users > config.realize_reads_threshold):
                     self.realize(v)
                 return v
         return self._extern(n)

@@ -1,0 +1,287 @@
+"""The inductor backend: every generated kernel equals eager, fusion counts, cache, fallback.
+
+Many ops share one compiled graph (one C compile) so the suite stays fast; the disk cache
+(~/.cache/ember unless EMBER_CACHE_DIR) keeps them across runs.
+"""
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+import ember.nn.functional as F
+from ember._inductor import compile_fx, config, cpp_builder
+from ember._inductor.compile_fx import CompiledGraph, compile_fx_inner
+
+pytestmark = pytest.mark.skipif(
+    not any(__import__("shutil").which(c) for c in ("cc", "gcc", "clang")),
+    reason="no C compiler")
+
+
+def compiled(fn, dynamic=None):
+    """fn compiled with compile_fx_inner; `.made` lists the CompiledGraphs."""
+    made = []
+
+    def backend(gm, example_inputs):
+        c = compile_fx_inner(gm, example_inputs)
+        made.append(c)
+        return c
+    ember._dynamo.reset()
+    f = ember.compile(fn, backend=backend, dynamic=dynamic)
+    f.made = made
+    return f
+
+
+def _np(t):
+    return t.numpy().astype(np.float64) if t.dtype != ember.bool else t.numpy()
+
+
+def assert_same(got, want, tol=1e-5):
+    got = got if isinstance(got, (tuple, list)) else (got,)
+    want = want if isinstance(want, (tuple, list)) else (want,)
+    assert len(got) == len(want)
+    for k, (a, b) in enumerate(zip(got, want)):
+        assert a.dtype == b.dtype, (k, a.dtype, b.dtype)
+        assert tuple(a.shape) == tuple(b.shape), (k, a.shape, b.shape)
+        np.testing.assert_allclose(_np(a), _np(b), rtol=tol, atol=tol, equal_nan=True,
+                                   err_msg=f"output {k}")
+
+
+def kernels(f):
+    return [c.kernel_count for c in f.made if isinstance(c, CompiledGraph)]
+
+
+def test_first_target_is_one_fused_loop():
+    fn = lambda x: (x.sin() * x.cos()).relu().exp().sum()   # noqa: E731
+    f = compiled(fn)
+    x = ember.randn(4_000_000)
+    assert_same(f(x), fn(x), tol=1e-5)
+    assert kernels(f) == [1]
+
+
+UNARY = ["neg", "abs", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
+         "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "sqrt", "rsqrt",
+         "reciprocal", "sigmoid", "relu", "square", "floor", "ceil", "trunc", "frac", "sign",
+         "erf", "erfc", "isnan", "isinf", "isfinite", "signbit"]
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
+def test_unary_ops_equal_eager(dtype):
+    def fn(x):
+        return tuple(getattr(ember, name)(x) for name in UNARY)
+    f = compiled(fn)
+    x = ember.randn(7, 33, dtype=dtype) * 2
+    x[0, 0] = float("nan")
+    x[0, 1] = float("inf")
+    x[0, 2] = 0.0
+    with np.errstate(all="ignore"):
+        want = fn(x)
+    assert_same(f(x), want, tol=1e-5 if dtype == ember.float32 else 1e-12)
+    assert kernels(f) == [len(UNARY)]
+
+
+def test_binary_ops_broadcast_and_scalars():
+    def fn(x, y):
+        return (x + y, x - 2.5 * y, x * y, x / y, ember.maximum(x, y), ember.minimum(x, y),
+                ember.atan2(x, y), ember.pow(x.abs(), y), x ** 2, ember.remainder(x, y),
+                ember.fmod(x, y), x.add(y, alpha=3), ember.where(x > y, x, y),
+                x == y, x != y, x < y, x <= y, x > 0.5, x >= y, ember.hypot(x, y),
+                ember.logaddexp(x, y), ember.fmax(x, y), ember.copysign(x, y), x + 1)
+    f = compiled(fn)
+    x, y = ember.randn(5, 1, 6), ember.randn(4, 6) + 0.1
+    x[0, 0, 0] = float("nan")
+    with np.errstate(all="ignore"):
+        assert_same(f(x, y), fn(x, y), tol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [ember.int64, ember.int32, ember.int16, ember.uint8])
+def test_integer_ops(dtype):
+    def fn(a, b):
+        return (a + b, a * b, a - b, ember.maximum(a, b), a > b, a == b, (a & b), a | b,
+                a ^ b, a.sum(), a.sum(1), a.amax(0), a.amin(1, keepdim=True), a * 2 + 1,
+                a.to(ember.float32) / 3, (a > 2).any(), (a > 0).all(1), a.abs(),
+                a.prod(1))
+    f = compiled(fn)
+    a = ember.randint(0, 7, (6, 5)).to(dtype)
+    b = ember.randint(0, 7, (6, 5)).to(dtype)
+    assert_same(f(a, b), fn(a, b))
+
+
+def test_casts_and_bool():
+    def fn(x):
+        return (x.to(ember.int32), x.to(ember.bool), (x > 0).to(ember.float32) * 2,
+                x.double() * 3, x.to(ember.int64).sum(), (x > 0).sum(), x.float())
+    f = compiled(fn)
+    x = ember.randn(9, 4) * 10
+    assert_same(f(x), fn(x))
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64, ember.int64])
+def test_reductions(dtype):
+    def fn(x):
+        return (x.sum(), x.sum(0), x.sum((0, 2), keepdim=True), x.amax(1), x.amin(-1),
+                x.amax(), x.mean(1) if x.dtype.is_floating_point else x.sum(1),
+                x.prod(2), (x > 0).any(0), (x > -100).all())
+    f = compiled(fn)
+    x = (ember.randn(4, 5, 6) * 3).to(dtype)
+    assert_same(f(x), fn(x), tol=1e-5)
+
+
+def test_amax_propagates_nan():
+    fn = lambda x: (x.amax(1), x.amin(0), x.amax())   # noqa: E731
+    f = compiled(fn)
+    x = ember.randn(4, 40)
+    x[1, 3] = float("nan")
+    assert_same(f(x), fn(x))
+
+
+def test_views_and_noncontiguous_inputs():
+    def fn(x, y):
+        return (x.t() * 2, x.permute(1, 0).sum(1), x[1:, ::2] + 1, x[2] * y[:, 0].sum(),
+                x.unsqueeze(0).expand(3, 8, 6).exp(), x.reshape(6, 8) - 1,
+                x.reshape(48).cumsum(0), x.t().contiguous().view(48) * 2, y.squeeze(1) + 1)
+    f = compiled(fn)
+    x = ember.randn(6, 8).t()             # non-contiguous input
+    y = ember.randn(10, 1)[::2]           # strided input
+    assert not x.is_contiguous()
+    assert_same(f(x, y), fn(x, y))
+
+
+def test_empty_tensors():
+    fn = lambda x: (x.sin() + 1, x.sum(0), x.exp().sum())   # noqa: E731
+    f = compiled(fn)
+    x = ember.randn(0, 3)
+    assert_same(f(x), fn(x))
+
+
+def test_dynamic_sizes_one_compile():
+    fn = lambda x, y: ((x.sin() * y).sum(1) + x.shape[0], x.softmax(-1))   # noqa: E731
+    f = compiled(fn, dynamic=True)
+    for n, m in [(3, 5), (7, 5), (4, 9), (33, 17)]:
+        x, y = ember.randn(n, m), ember.randn(m)
+        assert_same(f(x, y), fn(x, y))
+    assert len(f.made) == 1
+
+
+def test_softmax_and_mlp_fuse_around_matmul():
+    f = compiled(lambda x: x.softmax(-1))
+    x = ember.randn(8, 16)
+    assert_same(f(x), x.softmax(-1))
+    assert kernels(f) == [3]              # amax, sum(exp), exp/sum: no temporary buffers
+    ember.manual_seed(0)
+    m = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+    fn = lambda x: F.log_softmax(m(x), -1)   # noqa: E731
+    f = compiled(fn)
+    x = ember.randn(32, 64)
+    with ember.no_grad():
+        assert_same(f(x), fn(x))
+    assert kernels(f) == [4]              # bias+relu, bias, row max, row sum(exp) + final
+
+
+def test_norms_and_activations():
+    fn = lambda x: (F.layer_norm(x, (16,)), F.gelu(x), F.silu(x), F.softplus(x),  # noqa
+                    F.gelu(x, approximate="tanh"), F.mse_loss(x, x.flip(0)))
+    f = compiled(fn)
+    x = ember.randn(4, 16)
+    assert_same(f(x), fn(x), tol=1e-5)
+
+
+def test_half_precision_computes_in_float():
+    fn = lambda x: (x.to(ember.bfloat16).exp().float(), x.half().sin(), x.bfloat16().sum())  # noqa
+    f = compiled(fn)
+    x = ember.randn(4, 16)
+    assert_same(f(x), fn(x), tol=2e-2)
+
+
+def test_inductor_backend_inference_and_training():
+    ember.manual_seed(0)
+    m = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 3))
+    ember._dynamo.reset()
+    cm = ember.compile(m)                  # default backend: "inductor"
+    x = ember.randn(5, 8)
+    with ember.no_grad():
+        assert_same(cm(x), m(x))
+    out = cm(x).sum()
+    out.backward()
+    got = [p.grad.clone() for p in m.parameters()]
+    for p in m.parameters():
+        p.grad = None
+    m(x).sum().backward()
+    for g, p in zip(got, m.parameters()):
+        np.testing.assert_allclose(g.numpy(), p.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_inplace_ops_stay_extern_and_ordered():
+    def fn(x, y):
+        a = x * 2
+        x.add_(1)
+        return a + x, y.mul_(2).sum()
+    f = compiled(fn)
+    x1, y1 = ember.randn(5), ember.randn(5)
+    x2, y2 = x1.clone(), y1.clone()
+    got = f(x1, y1)
+    want = fn(x2, y2)
+    assert_same(got, want)
+    assert_same((x1, y1), (x2, y2))
+
+
+def test_output_code_log(capfd):
+    ember._logging.set_logs(output_code=True)
+    try:
+        f = compiled(lambda x: x.cos() * 3)
+        f(ember.randn(4))
+    finally:
+        ember._logging.set_logs()
+    err = capfd.readouterr().err
+    assert "void group_0(void **bufs" in err and "em_cosf" in err
+
+
+def test_no_compiler_warns_once_and_matches_eager(monkeypatch):
+    monkeypatch.setattr(config.cpp, "cxx", "/nonexistent/ember-cc")
+    monkeypatch.setattr(compile_fx, "_warned", set())
+    fn = lambda x: x.sin().sum(0) + 2   # noqa: E731
+    x = ember.randn(5, 3)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        f = compiled(fn)
+        assert_same(f(x), fn(x))
+        g = compiled(lambda x: x.exp())
+        assert_same(g(x), x.exp())
+    msgs = [str(m.message) for m in w if "C compiler" in str(m.message)]
+    assert len(msgs) == 1, msgs
+    assert not kernels(f)
+
+
+_CHILD = r"""
+import sys, ember
+from ember._inductor import codecache, cpp_builder
+if sys.argv[1] == "second":
+    def boom(*a, **k):
+        raise AssertionError("the C compiler was invoked")
+    cpp_builder.build_shared = boom
+f = ember.compile(lambda x: (x * 3).tanh().sum(1))
+x = ember.ones(4, 5)
+print(float(f(x)[0]), codecache.stats["compiles"], codecache.stats["disk_hits"])
+"""
+
+
+def test_disk_cache_second_process_does_not_compile(tmp_path):
+    env = dict(os.environ, EMBER_CACHE_DIR=str(tmp_path))
+    outs = []
+    for which in ("first", "second"):
+        r = subprocess.run([sys.executable, "-c", _CHILD, which], env=env, capture_output=True,
+                           text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        outs.append(r.stdout.split())
+    assert outs[0][1:] == ["1", "0"]          # compiled once
+    assert outs[1][1:] == ["0", "1"]          # loaded from disk
+    assert outs[0][0] == outs[1][0]
+    assert any(p.suffix == ".so" for p in tmp_path.rglob("*.so"))
+
+
+def test_compiler_found():
+    assert os.path.exists(cpp_builder.find_compiler())
