@@ -7,7 +7,11 @@ dtype promotion (NEP 50), NumPy's argument names and defaults, NumPy's exception
 ember ops only (no host reads), so it records on fake tensors. A function without an
 entry (or one raising `Unsupported` for an argument it does not trace) is a graph break:
 it then runs in real NumPy. `GRAPH_BREAK` names NumPy functions left out on purpose and
-why.
+why. Where NumPy returns a scalar (np.float64) the result here is a 0-d Tensor (PyTorch's
+compiled NumPy returns 0-d arrays there too). The dtypes NumPy picks by default (float64,
+complex128, int64 when no input has them) follow ember._dynamo.config.numpy_default_*.
+`lookup_method`/`lookup_attribute` give ndarray methods and attributes, `binary_op`,
+`unary_op`, `inplace_op` the Python operators, all with the array as a Tensor.
 """
 import numpy as np
 
@@ -27,6 +31,9 @@ GRAPH_BREAK = {
     "isscalar": "a Python-level type test",
     "random": "numpy.random draws from NumPy's generator, not ember's",
     "unique": "data-dependent output size with NumPy's sorted/flag variants",
+    "bincount": "output length is max(x) + 1, a data value",
+    "nonzero-style boolean indexing": "a[mask] has a data-dependent size (ember's "
+                                      "nonzero cannot run on fake tensors)",
 }
 
 _MODULES = {
