@@ -84,6 +84,13 @@ CASES = {
     "rrelu": lambda m: [m.nn.functional.rrelu(m.tensor(X), 0.1, 0.3, training=True),
                         m.nn.functional.rrelu(m.tensor(X, dtype=m.float64), training=True),
                         m.nn.RReLU()(m.tensor(X))],
+    "distributions": lambda m: [
+        m.distributions.Normal(m.zeros(5) + 1, m.ones(5) * 2).sample((3,)),
+        m.distributions.Uniform(m.zeros(5), m.ones(5) * 2).sample((3,)),
+        m.distributions.Bernoulli(m.ones(5) * 0.3).sample((3,)),
+        m.distributions.Categorical(m.tensor([0.1, 0.2, 0.7])).sample((6,)),
+        m.distributions.Exponential(m.ones(5) * 2).sample((3,)),
+        m.distributions.MultivariateNormal(m.zeros(3), m.eye(3) * 2).sample((4,))],
     "dropout": lambda m: [m.nn.functional.dropout(m.tensor(X), 0.3),
                           m.nn.functional.dropout(m.tensor(X), 0.5),
                           m.nn.functional.dropout2d(m.tensor(X).reshape(2, 4, 5, 10), 0.2),

@@ -171,8 +171,8 @@ class Exponential(ExponentialFamily):
 
     def rsample(self, sample_shape=ember.Size()):
         shape = self._extended_shape(sample_shape)
-        u = ember.rand(shape, dtype=self.rate.dtype, device=self.rate.device)
-        return -ember.log1p(-u) / self.rate   # 1-u lies in (0, 1]: finite
+        # PyTorch's own formula, so PyTorch's generator (generator="mt19937") gives its numbers
+        return self.rate.new_empty(shape).exponential_() / self.rate
 
     def log_prob(self, value):
         if self._validate_args:
