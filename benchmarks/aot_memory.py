@@ -13,7 +13,6 @@ Measured per workload, after the forward and loss, before backward:
 Writes benchmarks/results/aot_memory.json and aot_memory.md.
 Usage: python benchmarks/aot_memory.py
 """
-import copy
 import json
 import time
 import warnings
