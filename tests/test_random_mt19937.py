@@ -191,3 +191,18 @@ def test_a_ported_training_loop_follows_torch_step_by_step():
                 losses.append(loss.item())
         return losses
     np.testing.assert_allclose(run(ember), run(torch), rtol=1e-5)
+
+
+def test_ember_rng_environment_variable_starts_with_torchs_engine():
+    """EMBER_RNG=mt19937: an unmodified program (no manual_seed call even) draws PyTorch's
+    numbers from PyTorch's default seed."""
+    import os
+    import subprocess
+    import sys
+    code = "import ember; print(ember.default_generator.engine, ember.rand(3).tolist())"
+    env = dict(os.environ, EMBER_RNG="mt19937")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=120, check=True).stdout.split(" ", 1)
+    assert out[0] == "mt19937"
+    gen = torch.Generator()                          # PyTorch's default CPU seed
+    assert eval(out[1]) == torch.rand(3, generator=gen).tolist()
