@@ -194,6 +194,15 @@ def _fit_weak_int(name, x, loop):
     raise OverflowError(f"Python integer {x} out of bounds for {loop}")
 
 
+@functools.lru_cache(maxsize=4096)
+def _resolve(uf, keys, dtype, casting):
+    """NumPy's loop for these operand dtypes (cached: the answer depends on dtypes only)."""
+    kw = {"casting": casting}
+    if dtype is not None:
+        kw["signature"] = (None,) * uf.nin + (dtype,) * uf.nout
+    return uf.resolve_dtypes(keys + (None,) * uf.nout, **kw)
+
+
 @functools.lru_cache(maxsize=None)
 def make_ufunc(uf):
     """The ember implementation of NumPy ufunc `uf` (called like the ufunc); one per ufunc."""
@@ -215,10 +224,7 @@ def make_ufunc(uf):
         keys = tuple(dtype_key(x) for x in ops)
         if all(isinstance(k, type) for k in keys):      # only Python scalars: as arrays
             keys = tuple(np.asarray(x).dtype for x in ops)
-        kw = {"casting": casting}
-        if dtype is not None:
-            kw["signature"] = (None,) * nin + (np.dtype(dtype),) * nout
-        loop = uf.resolve_dtypes(keys + (None,) * nout, **kw)
+        loop = _resolve(uf, keys, None if dtype is None else np.dtype(dtype), casting)
         ins, outs = list(loop[:nin]), loop[nin:]
         for i, x in enumerate(ops):
             ins[i] = _fit_weak_int(name, x, ins[i])
