@@ -249,8 +249,8 @@ def test_symbolic_strides_of_dense_layouts():
 
 
 # samples whose output sizes are all explicit constants in the program (view(3, 2),
-# expand(2, 3, 4), histc's bins, ...): a concrete output is right for them
-CONCRETE_OUT = {"_reshape_copy", "accumulate_grad_", "as_strided", "expand", "histc",
+# expand(2, 3, 4), fftn(s=(3, 2)), histc's bins, ...): a concrete output is right for them
+CONCRETE_OUT = {"_reshape_copy", "accumulate_grad_", "as_strided", "expand", "fft_c2c", "histc",
                 "histogram", "lift_fresh_copy", "resize_", "sum_to_size", "unfold_backward",
                 "view"}
 

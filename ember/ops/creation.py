@@ -18,6 +18,7 @@ import numpy as np
 from .. import _dtype as D
 from .._device import check_supported
 from .._dispatch import STATE, dispatch
+from .._symbolic import SymInt
 from .._tensor import Tensor, wrap, Size
 from ._elementwise import _KIND_NAMES
 from ._registry import register
@@ -43,11 +44,12 @@ def _size(size, opname="size"):
         if isinstance(s, bool) or not hasattr(s, "__index__"):
             raise TypeError(f"{opname}(): argument 'size' must be tuple of ints, but found "
                             f"element of type {type(s).__name__}")
-        try:
-            s = operator.index(s)
-        except TypeError:
-            raise TypeError(f"{opname}(): argument 'size' must be tuple of ints, but found "
-                            f"element of type {type(s).__name__}") from None
+        if type(s) is not int and not isinstance(s, SymInt):   # SymInt: a symbolic size
+            try:
+                s = operator.index(s)
+            except TypeError:
+                raise TypeError(f"{opname}(): argument 'size' must be tuple of ints, but "
+                                f"found element of type {type(s).__name__}") from None
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{[int(x) for x in size]}")
