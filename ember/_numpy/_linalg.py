@@ -125,12 +125,35 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
         raise Unsupported("numpy.einsum in the interleaved (operand, sublist) form")
     eq, ops = operands[0], operands[1:]
     ts, d = _common(*ops)
+    _check_subscripts(eq, ts)
     if dtype is not None:
         d = to_ember_dtype(dtype, "einsum")
         ts = [cast(t, d) for t in ts]
     if d is D.bool:
         return ember.einsum(eq, *[t.to(D.int64) for t in ts]) != 0
     return ember.einsum(eq, *ts)
+
+
+def _check_subscripts(eq, ts):
+    """NumPy's ValueErrors for subscripts that do not fit the operands."""
+    terms = eq.replace(" ", "").split("->")[0].split(",")
+    if len(terms) != len(ts):
+        raise ValueError("more operands provided to einstein sum function than specified "
+                         "in the subscripts string" if len(ts) > len(terms) else
+                         "fewer operands provided to einstein sum function than specified "
+                         "in the subscripts string")
+    for i, (term, t) in enumerate(zip(terms, ts)):
+        n = len(term.replace("...", ""))
+        if "..." not in term and n > t.ndim:
+            raise ValueError(f"einstein sum subscripts string contains too many subscripts "
+                             f"for operand {i}")
+        if "..." not in term and n < t.ndim:
+            raise ValueError("operand has more dimensions than subscripts given in einstein "
+                             "sum, but no '...' ellipsis provided to broadcast the extra "
+                             "dimensions.")
+        if "..." in term and n > t.ndim:
+            raise ValueError(f"einstein sum subscripts string contains too many subscripts "
+                             f"for operand {i}")
 
 
 def kron(a, b):
