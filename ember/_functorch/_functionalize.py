@@ -52,19 +52,25 @@ def _inverse_perm(dims, ndim):
 class FunctionalizedGraph:
     """The pure graph plus what the runtime needs to apply the original's effects.
 
-    gm: outputs are the user outputs, then the final values of mutated placeholders.
-    num_user_outputs, mutated_inputs: placeholder indices, in extra-output order.
-    output_aliases: per user output, None (a graph output) or ("input", i, chain) when the
-    original returned placeholder i itself (chain == []) or a view of it with the view ops
-    in `chain` ((op, args) with constant args) and no mutation of it in between: the
-    runtime rebuilds those views on the caller's tensor so aliasing matches eager.
+    gm: outputs are the user outputs, then the final values of mutated placeholders
+    (`mutated_inputs`: their indices, in that order), then the bases of outputs that are
+    views (`num_base_outputs` of them).
+    output_aliases: per user output, None (a graph output), ("input", i, chain) when the
+    original returned placeholder i itself (chain == []) or a view of it, or ("base", k,
+    chain) when it returned a view of another value, the k-th base output. chain holds the
+    view ops as (op, constant args): the runtime rebuilds those views (after copying
+    mutations back) on the caller's tensor or on the base, with autograd, so aliasing and
+    in-place use of returned views behave as eager. The graph's slot for such an output
+    is None.
     """
 
-    def __init__(self, gm, num_user_outputs, mutated_inputs, output_aliases):
+    def __init__(self, gm, num_user_outputs, mutated_inputs, output_aliases,
+                 num_base_outputs=0):
         self.gm = gm
         self.num_user_outputs = num_user_outputs
         self.mutated_inputs = mutated_inputs
         self.output_aliases = output_aliases
+        self.num_base_outputs = num_base_outputs
 
 
 class _Storage:
@@ -231,35 +237,40 @@ class _Functionalizer:
     def finish(self, out_node):
         outs = out_node.args[0]
         flat = list(outs) if isinstance(outs, (tuple, list)) else [outs]
-        aliases, new_outs = [], []
+        aliases, new_outs, bases = [], [], {}
         for o in flat:
-            aliases.append(self._output_alias(o))
-            new_outs.append(self.arg(o))
+            alias = self._output_alias(o, bases)
+            aliases.append(alias)
+            new_outs.append(None if alias is not None else self.arg(o))
         mutated = []
         for i, ph in enumerate(self.placeholders):
             hit = self.alias.get(ph)
             if hit is not None and hit[0].version:
                 mutated.append(i)
                 new_outs.append(hit[0].value)
+        new_outs.extend(storage.value for storage in bases.values())
         self.graph.output(tuple(new_outs))
         gm = GraphModule(self.gm, self.graph, "FunctionalizedGraph")
-        return FunctionalizedGraph(gm, len(flat), mutated, aliases)
+        return FunctionalizedGraph(gm, len(flat), mutated, aliases, len(bases))
 
-    def _output_alias(self, o):
+    def _output_alias(self, o, bases):
         if not isinstance(o, Node):
             return None
         hit = self.alias.get(o)
         if hit is None:
             return None
         storage, chain = hit
-        if storage.version or storage.root.op != "placeholder":
-            return None
         flat_args = []
         for _, args in chain:
             map_arg(args, flat_args.append)
         if flat_args:               # a view whose arguments are graph values (sizes)
             return None
-        return ("input", self.placeholders.index(storage.root), list(chain))
+        if storage.root.op == "placeholder":
+            return ("input", self.placeholders.index(storage.root), list(chain))
+        if not chain:
+            return None
+        bases.setdefault(id(storage), storage)
+        return ("base", list(bases).index(id(storage)), list(chain))
 
 
 def _is_tensor_val(n):

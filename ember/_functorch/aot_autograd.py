@@ -122,7 +122,14 @@ def aot_joint_graph(fn, args, decompositions=None):
                 rec.bind(t, ph)
                 tangents.append(t)
             STATE.grad_enabled = True
-            grads = autograd_grad([flat[i] for i in diff], wrt, grad_outputs=tangents,
+            # one tangent per distinct output tensor (an output returned twice gets the
+            # sum): the engine takes each output once
+            uniq = {}
+            for i, t in zip(diff, tangents):
+                o, ts = uniq.setdefault(id(flat[i]), (flat[i], []))
+                ts.append(t)
+            seeds = [ts[0] if len(ts) == 1 else sum(ts[1:], ts[0]) for _, ts in uniq.values()]
+            grads = autograd_grad([o for o, _ in uniq.values()], wrt, grad_outputs=seeds,
                                   allow_unused=True)
     finally:
         STATE.grad_enabled = grad_mode
@@ -292,11 +299,12 @@ def _apply_effects(fg, inputs, outs):
 
 def _user_outputs(fg, inputs, outs):
     res = outs[:fg.num_user_outputs]
+    first_base = fg.num_user_outputs + len(fg.mutated_inputs)
     for k, alias in enumerate(fg.output_aliases):
         if alias is None:
             continue
-        _, i, chain = alias
-        t = inputs[i]
+        kind, i, chain = alias
+        t = inputs[i] if kind == "input" else outs[first_base + i]
         for op, args in chain:
             t = operator.getitem(t, *args) if op is operator.getitem else op(t, *args)
         res[k] = t

@@ -151,6 +151,23 @@ def test_outputs_aliasing_inputs_stay_aliases():
     close(out[1], x[0])
 
 
+def test_returned_view_of_intermediate_modified_in_place():
+    """An output viewing another output is rebuilt outside the compiled node, so in-place
+    on it rewrites the base's history as in eager (no custom-Function view error)."""
+    def g(x):
+        y = x.clone()
+        return y, y[0], y
+    cg = ember.compile(g, backend="aot_eager")
+    w = ember.randn(3, 3)
+    a, b = w.clone().requires_grad_(), w.clone().requires_grad_()
+    for fn, x in ((g, a), (cg, b)):
+        y, s, y2 = fn(x)
+        assert s._base is y
+        s += 1
+        (y * x).sum().backward()
+    close(a.grad, b.grad)
+
+
 def test_multiple_outputs_int_outputs_and_grads():
     def f(x, w):
         h = x @ w
