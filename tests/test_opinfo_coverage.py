@@ -447,3 +447,24 @@ def test_interpolate_antialias_matches_torch():
     F.interpolate(xe, size=(5, 7), mode="bicubic", antialias=True).square().sum().backward()
     TF.interpolate(xt, size=(5, 7), mode="bicubic", antialias=True).square().sum().backward()
     _close(xe.grad, xt.grad)
+
+
+def test_gradient_with_coordinate_tensors():
+    import numpy as np
+    import torch
+
+    import ember
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((5, 6))
+    c0 = np.array([0.0, 0.5, 1.7, 2.0, 3.1])
+    c1 = np.cumsum(rng.random(6) + 0.2)
+    for eo in (1, 2):
+        got = ember.gradient(ember.tensor(x), spacing=[ember.tensor(c0), ember.tensor(c1)],
+                             edge_order=eo)
+        want = torch.gradient(torch.tensor(x), spacing=[torch.tensor(c0), torch.tensor(c1)],
+                              edge_order=eo)
+        for g, w in zip(got, want):
+            _close(g, w)
+        (g,) = ember.gradient(ember.tensor(x), spacing=[ember.tensor(c1)], dim=1, edge_order=eo)
+        (w,) = torch.gradient(torch.tensor(x), spacing=[torch.tensor(c1)], dim=1, edge_order=eo)
+        _close(g, w)

@@ -261,8 +261,8 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
             raise RuntimeError("torch.gradient expected each dimension size to be at least "
                                "edge_order+1")
         if isinstance(h, Tensor):
-            raise NotImplementedError("ember.gradient: coordinate tensors as spacing are not "
-                                      "supported; pass numbers")
+            out.append(_gradient_coords(input, h, d, edge_order))
+            continue
         x = input if input.is_floating_point() or input.is_complex() else \
             input.to(D.get_default_dtype())
         interior = (x.narrow(d, 2, L - 2) - x.narrow(d, 0, L - 2)) / (2 * h)
@@ -275,6 +275,34 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
                     1.5 * x.narrow(d, L - 1, 1)) / h
         out.append(cat([first, interior, last], d))
     return tuple(out)
+
+
+def _gradient_coords(x, coords, d, edge_order):
+    """torch.gradient along d at the sample coordinates `coords` (1-d): aten's
+    second-order nonuniform differences inside, first or second order at the edges."""
+    from .shape import cat
+    L = x.shape[d]
+    shape = [1] * x.dim()
+    shape[d] = -1
+    dx = diff(coords, dim=0)
+    dx1, dx2 = dx[:-1], dx[1:]
+    a = (-dx2 / (dx1 * (dx1 + dx2))).reshape(shape)
+    b = ((dx2 - dx1) / (dx1 * dx2)).reshape(shape)
+    c = (dx1 / (dx2 * (dx1 + dx2))).reshape(shape)
+    center = a * x.narrow(d, 0, L - 2) + b * x.narrow(d, 1, L - 2) + c * x.narrow(d, 2, L - 2)
+    if edge_order == 1:
+        first = (x.narrow(d, 1, 1) - x.narrow(d, 0, 1)) / dx[0]
+        last = (x.narrow(d, L - 1, 1) - x.narrow(d, L - 2, 1)) / dx[-1]
+    else:
+        h0, h1 = dx[0], dx[1]
+        first = (-(2.0 * h0 + h1) / (h0 * (h0 + h1)) * x.narrow(d, 0, 1)
+                 + (h0 + h1) / (h0 * h1) * x.narrow(d, 1, 1)
+                 + (-h0) / (h1 * (h0 + h1)) * x.narrow(d, 2, 1))
+        hl, hp = dx[-1], dx[-2]
+        last = (hl / (hp * (hl + hp)) * x.narrow(d, L - 3, 1)
+                - (hl + hp) / (hl * hp) * x.narrow(d, L - 2, 1)
+                + (2 * hl + hp) / (hl * (hl + hp)) * x.narrow(d, L - 1, 1))
+    return cat([first, center, last], d)
 
 
 def unravel_index(indices, shape):
