@@ -25,7 +25,8 @@ def prelude(simd):
     attr = '__attribute__((const, nothrow, simd("notinbranch")))' if simd else \
         "__attribute__((const, nothrow))"
     lines = ["#include <stdint.h>", "#include <stdbool.h>", "#include <string.h>",
-             "#include <math.h>", ""]
+             "#include <math.h>", "#include <omp.h>", "",
+             "void em_set_threads(int n) { omp_set_num_threads(n); }", ""]
     for f in MATH1:
         lines.append(f'float em_{f}f(float) __asm__("{f}f") {attr};')
         lines.append(f'double em_{f}(double) __asm__("{f}") {attr};')

@@ -26,6 +26,7 @@ __all__ = ["compile_fx_inner", "CompiledGraph"]
 log = logging.getLogger(__name__)
 output_code_log = getArtifactLogger(__name__, "output_code")
 _warned = set()
+_THREADS = [None]     # the OpenMP thread count last set (libgomp's setting is per process)
 
 
 def _warn_once(key, msg):
@@ -90,7 +91,7 @@ class CompiledGraph:
     record (an input requires grad with grad mode on): training goes through AOT."""
 
     def __init__(self, gm, sched, lib, key):
-        self.gm, self.key = gm, key
+        self.gm, self.key, self.lib = gm, key, lib
         self.kernel_count = sched.kernel_count
         self.inputs = sched.inputs
         self.attrs = sched.attrs
@@ -116,8 +117,17 @@ class CompiledGraph:
                     seen.add(m[0])
                     self.sym_src.append((m[0], k, None))
 
+    def _threads(self):
+        """OpenMP threads follow ember.set_num_threads (or config.cpp.threads)."""
+        import ember
+        n = config.cpp.threads or ember.get_num_threads()
+        if n != _THREADS[0] and self.lib is not None:
+            self.lib.em_set_threads(int(n))
+            _THREADS[0] = n
+
     def __call__(self, *inputs):
         from .._dispatch import STATE
+        self._threads()
         if STATE.grad_enabled and any(isinstance(t, Tensor) and t.requires_grad
                                       for t in inputs):
             return self.gm.forward(*inputs)

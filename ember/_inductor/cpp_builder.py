@@ -36,14 +36,39 @@ def find_compiler():
 
 
 @functools.lru_cache(maxsize=None)
-def _version(cc):
+def _toolchain(cc):
+    """{"version": first line of `cc --version`, "mvec": whether libmvec links}, kept on disk
+    next to the cache (keyed by the compiler's path and mtime) so a new process does not
+    pay a probe compile (~0.1 s) before loading cached kernels."""
+    import json
+    st = os.stat(cc)
+    key = f"{os.path.realpath(cc)}:{st.st_mtime_ns}:{st.st_size}"
+    path = os.path.join(config.cache_dir(), "inductor", "toolchain.json")
+    try:
+        with open(path) as f:
+            known = json.load(f)
+    except (OSError, ValueError):
+        known = {}
+    if key in known:
+        return known[key]
     out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
-    return out.stdout.splitlines()[0] if out.stdout else cc
+    info = {"version": out.stdout.splitlines()[0] if out.stdout else cc,
+            "mvec": _links_mvec(cc)}
+    known[key] = info
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            json.dump(known, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return info
 
 
 def compiler_version():
     """First line of `cc --version`: part of the cache key (a new compiler rebuilds)."""
-    return _version(find_compiler())
+    return _toolchain(find_compiler())["version"]
 
 
 def _arch_flags():
@@ -65,7 +90,6 @@ def cflags():
             *_arch_flags(), *config.cpp.extra_flags]
 
 
-@functools.lru_cache(maxsize=None)
 def _links_mvec(cc):
     import tempfile
     with tempfile.TemporaryDirectory() as d:
@@ -79,7 +103,7 @@ def _links_mvec(cc):
 
 def has_libmvec():
     """Whether glibc's vector math library links (x86-64 glibc >= 2.22)."""
-    return _links_mvec(find_compiler())
+    return _toolchain(find_compiler())["mvec"]
 
 
 def build_shared(src_path, out_path):

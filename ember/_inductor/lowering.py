@@ -179,7 +179,7 @@ def _binary(fmt, *, float_only=False, int_ok=True, compare=False):
         out = node.meta["val"].dtype
         a, b = args[0], args[1]
         comp = promote([a, b]) if compare else out
-        if (float_only and not comp.is_floating_point) or (not int_ok and not comp.is_floating_point):
+        if (float_only or not int_ok) and not comp.is_floating_point:
             return None
         return pointwise(node, [a, b], comp, lambda ctx, t, x, y: fmt(t, x, y))
     return lower
