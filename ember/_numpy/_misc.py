@@ -13,8 +13,8 @@ import ember
 from .. import _dtype as D
 from .._tensor import Tensor
 from ._ufuncs import make_ufunc
-from ._util import (NoValue, Unsupported, asarray, cast, check_out, dtype_key, float_dtype_for,
-                    is_weak,
+from ._util import (NoValue, Unsupported, asarray, cast, check_broadcast, check_out, dtype_key,
+                    float_dtype_for, is_weak,
                     norm_axis, operands, result_type, to_ember_dtype)
 
 
@@ -41,6 +41,7 @@ def where(condition, x=NoValue, y=NoValue, /):
         raise ValueError("either both or neither of x and y should be given")
     cond = _bool(condition)
     a, b = operands((x, y), "where")
+    check_broadcast((cond, a, b))
     d = result_type(a, b)
     ta = cast(a, d) if isinstance(a, Tensor) else ember.full((), _scalar(a), dtype=d)
     tb = cast(b, d) if isinstance(b, Tensor) else ember.full((), _scalar(b), dtype=d)

@@ -14,8 +14,8 @@ import numpy as np
 import ember
 from .. import _dtype as D
 from .._tensor import Tensor
-from ._util import (Unsupported, check_out, defaulted, dtype_key, is_weak, operands,
-                    strong_dtypes, to_ember_dtype)
+from ._util import (Unsupported, check_broadcast, check_out, defaulted, dtype_key, is_weak,
+                    operands, strong_dtypes, to_ember_dtype)
 
 _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 
@@ -226,6 +226,7 @@ def make_ufunc(uf):
             keys = tuple(np.asarray(x).dtype for x in ops)
         loop = _resolve(uf, keys, None if dtype is None else np.dtype(dtype), casting)
         ins, outs = list(loop[:nin]), loop[nin:]
+        check_broadcast(ops)            # after the dtype check, in NumPy's order
         for i, x in enumerate(ops):
             ins[i] = _fit_weak_int(name, x, ins[i])
         if (name == "power" and ins[1].kind in "iu" and is_weak(ops[1])

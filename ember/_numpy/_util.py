@@ -201,6 +201,20 @@ def operands(xs, fn):
     return out
 
 
+def check_broadcast(xs):
+    """NumPy's ValueError when the operands' shapes do not broadcast (ember raises
+    RuntimeError from inside the op)."""
+    shapes = [tuple(x.shape) for x in xs if isinstance(x, Tensor)]
+    if len(shapes) < 2:
+        return
+    nd = max(len(s) for s in shapes)
+    for i in range(1, nd + 1):
+        sizes = {s[-i] for s in shapes if len(s) >= i and s[-i] != 1}
+        if len(sizes) > 1:
+            raise ValueError("operands could not be broadcast together with shapes "
+                             + " ".join(str(s).replace(" ", "") for s in shapes) + " ")
+
+
 def cast(x, d):
     """Tensor x in dtype d (x itself when it already is)."""
     return x if x.dtype is d else x.to(d)

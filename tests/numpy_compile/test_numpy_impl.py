@@ -71,7 +71,7 @@ def _binary_samples(name):
             S(A((2, 3), F32, lo), np.float64(2.0)),                        # strong scalar
             S(A((2, 3), np.int8, lo), 1000),                               # out of range
             S(SPECIAL, SPECIAL[::-1].copy()),
-            S(2, 3), S(2.5, 3)]
+            S(2, 3), S(2.5, 3), S(A((3,)), A((4,))), S(A((2, 3)), A((3, 2)))]
     for dt in (np.complex128, np.uint8, np.int16, np.float16):
         out += [S(A((2, 3), dt, lo), A((2, 3), dt, lo)), S(A((2, 3), dt, lo), 2)]
     c = np.array([1 + 1j, 1 + 2j, np.nan + 0j, 2 - 1j, 1 + np.nan * 1j])
@@ -330,7 +330,7 @@ SAMPLES = {
     # misc
     "where": [S(A((3, 4), B), A((3, 4), F32), A((3, 4), I64)), S(A((3, 4), B), 1.0, 0),
               S(A((3, 4), F32) > 0, A((3, 4), F32), 0.5), S(A((3, 1), I64), A((4,)), 2),
-              S(A((2, 3), B), 1, 2)],
+              S(A((2, 3), B), 1, 2), S(A((3,), B), A((4,)), 0)],
     "clip": [S(A((3, 4), dt), -1, 2) for dt in (F32, F64, I64)] + [
         S(A((3, 4), I64), 0.5, 2), S(A((3, 4)), None, 1.0), S(A((3, 4)), -0.5, None),
         S(A((3, 4)), A((3, 4)), 1.0), S(SPECIAL, -1, 1), S(A((3, 4)), min=0, max=1),
