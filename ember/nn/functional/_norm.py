@@ -92,5 +92,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     div = sq.narrow(1, 0, c)
     for i in range(1, size):
         div = div + sq.narrow(1, i, c)
-    div = (div / size).mul(alpha).add(k).pow(beta)
+    # the window mean is avg_pool's: integer division for integer inputs (sums are >= 0)
+    div = div / size if input.is_floating_point() or input.is_complex() else div // size
+    div = div.mul(alpha).add(k).pow(beta)
     return input / div
