@@ -136,6 +136,13 @@ def concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind")
                 f"match exactly, but along dimension 0, the array at index 0 has "
                 f"{xs[0].ndim} dimension(s) and the array at index {i} has {x.ndim} "
                 "dimension(s)")
+        for dim in range(x.ndim):
+            if dim != ax and x.shape[dim] != xs[0].shape[dim]:
+                raise ValueError(
+                    "all the input array dimensions except for the concatenation axis must "
+                    f"match exactly, but along dimension {dim}, the array at index 0 has "
+                    f"size {xs[0].shape[dim]} and the array at index {i} has size "
+                    f"{x.shape[dim]}")
     return ember.cat(xs, dim=ax)
 
 
