@@ -51,9 +51,21 @@ def step(code, offset, L, S, C, G, caller):
         raise
     except BaseException as e:         # noqa: BLE001 - handled as CPython would
         off = _handle(f, e)
-        # an exception is in flight: the handler and the rest of the frame run for real
+        # the handler runs for real; capture resumes once it has finished (POP_EXCEPT)
         f.ip = f.index_of[off]
-        raise Returned(_run(f)) from None
+        return _run_handler(f)
+    return f.ins[f.ip].offset
+
+
+def _run_handler(f):
+    while f.L.get("$exc_stack"):
+        try:
+            _exec(f)
+        except Returned:
+            raise
+        except BaseException as e:     # noqa: BLE001
+            f.ip = f.index_of[_handle(f, e)]
+    f.L.pop("$exc_stack", None)
     return f.ins[f.ip].offset
 
 

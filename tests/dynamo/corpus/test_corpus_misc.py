@@ -3,7 +3,7 @@ grad modes, tensor-driven while loops, tolist, properties and class/static metho
 isinstance dispatch, a BatchNorm model over changing batch sizes)."""
 import copy
 
-from corpus_helpers import check_calls, params_same, same
+from corpus_helpers import ember_gap, check_calls, params_same, same
 
 
 def counter(lib):
@@ -51,6 +51,7 @@ def test_no_grad_decorated_function(lib):
     assert cnt.frame_count == 1
 
 
+@ember_gap('4 graphs: the loop body and the exit are each captured once static, then once with the step counter dynamic (PyTorch shares that across its resume functions: 3)')
 def test_tensor_condition_while_loop(lib):
     cnt = counter(lib)
 
