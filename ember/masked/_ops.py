@@ -113,9 +113,13 @@ def median(input, dim=-1, *, keepdim=False, dtype=None, mask=None):
 
 
 def logsumexp(input, dim=None, *, keepdim=False, dtype=None, mask=None):
+    """Masked-out elements are the identity: -inf, or the integer dtype's minimum; the
+    result keeps the input's dtype (integers round back, as torch.masked)."""
     input = _cast(input, dtype)
-    x = _fill(input, _mask(input, mask), -math.inf)
-    return ember.logsumexp(x, _dims(input, dim), keepdim=keepdim)
+    floating = input.is_floating_point() or input.is_complex()
+    identity = -math.inf if floating else ember.iinfo(input.dtype).min
+    x = _fill(input, _mask(input, mask), identity)
+    return ember.logsumexp(x, _dims(input, dim), keepdim=keepdim).to(input.dtype)
 
 
 def logaddexp(input, other, *, dtype=None, input_mask=None, other_mask=None):
