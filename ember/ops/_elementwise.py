@@ -238,6 +238,16 @@ def inplace(op, self, args):
         if not ok:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(res.shape)}")
+    if not recording and not STATE.modes and not TF.active and self.__class__ is Tensor \
+            and self._backend == "cpu" and not self._inference:
+        # nothing observes the commit and no history changes (an optimizer step under
+        # no_grad): copy_'s kernel and version bump without a second dispatch
+        try:
+            COPY_.kernels["cpu"](self._data, res._data)
+        except ValueError:
+            return dispatch(COPY_, (self, res))     # raises copy_'s error
+        self._storage.version += 1
+        return self
     node = res._grad_fn if recording else None
     out = dispatch(COPY_, (self, res))
     if node is not None and hasattr(node, "ctx"):

@@ -23,6 +23,7 @@ from .._tensor import Tensor, wrap, wrap_view, wrap_meta
 from . import _meta_layout as _layout
 
 REGISTRY = {}
+_ndarray = np.ndarray
 
 # The tag vocabulary (DESIGN §4). Features select ops by tag, never by private lists.
 TAGS = {
@@ -266,6 +267,8 @@ class OpDef:
             # an argument of the wrong Python type stays a TypeError, as in PyTorch
             raise (TypeError if isinstance(e, TypeError) else RuntimeError)(
                 f"{self.name}: {e}") from e
+        if res.__class__ is _ndarray and not self.view:     # one fresh output: the common case
+            return wrap(res)
         return self.wrap_outputs(res, first)
 
     def wrap_outputs(self, res, first):

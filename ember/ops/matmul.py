@@ -40,7 +40,7 @@ def _kind(a):
 def _product(fn, a, b):
     """fn(a, b) with half precision computed in float32 and rounded once."""
     dt = a.dtype
-    if dt.kind == "f" and dt.itemsize == 2 or dt == D.bfloat16.np:
+    if dt.itemsize == 2 and (dt.kind == "f" or dt == D.bfloat16.np):     # float16 / bfloat16
         return np.asarray(fn(a.astype(np.float32), b.astype(np.float32))).astype(dt)
     if CACHE[0] is not None and fn is np.matmul and a.ndim == 2 and b.ndim == 2 \
             and dt == b.dtype and dt.kind in "fc":
@@ -53,7 +53,7 @@ def _check_mm_dtypes(a, b):
     if a.dtype != b.dtype:
         raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
                            f"{_C10[_np_name(a)]} != {_C10[_np_name(b)]}")
-    if a.dtype == np.bool_:
+    if a.dtype.kind == "b":
         raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
 
 
@@ -61,7 +61,7 @@ def _check_dot_dtypes(a, b):
     if a.dtype != b.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                            f"{_kind(a)} and {_kind(b)}")
-    if a.dtype == np.bool_:
+    if a.dtype.kind == "b":
         raise NotImplementedError("\"dot\" not implemented for 'Bool'")
 
 
@@ -69,7 +69,7 @@ def _check_mv_dtypes(m, v):
     if m.dtype != v.dtype:
         raise RuntimeError("addmv input tensors must have the same dtype, but got "
                            f"{_kind(v)}, {_kind(m)}, and {_kind(v)}")
-    if m.dtype == np.bool_:
+    if m.dtype.kind == "b":
         raise NotImplementedError("\"addmv_impl_cpu\" not implemented for 'Bool'")
 
 
@@ -137,7 +137,7 @@ def _bmm_shape_check(sa, sb):
 def _check_bmm_dtypes(a, b):
     if a.dtype != b.dtype:
         raise RuntimeError(f"expected scalar type {_kind(a)} but found {_kind(b)}")
-    if a.dtype == np.bool_:
+    if a.dtype.kind == "b":
         raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
 
 
