@@ -71,6 +71,13 @@ def to_ember(x):
             return dense.to_sparse_csr() if x.layout == torch.sparse_csr else dense.to_sparse()
         t = x.detach().resolve_conj().resolve_neg()
         name = str(t.dtype).split(".")[1]
+        if t.storage_offset() and t.dtype not in (torch.bfloat16, torch.float16):
+            # a view into a larger storage (as_strided's partial views): the same storage
+            # and offset on the ember side, so storage-relative ops see the same memory
+            n = t.untyped_storage().nbytes() // t.element_size()
+            flat = torch.empty(0, dtype=t.dtype).set_(t.untyped_storage(), 0, (n,), (1,))
+            base = ember.from_numpy(np.array(flat.numpy(), copy=True))
+            return base.as_strided(tuple(t.shape), t.stride(), t.storage_offset())
         if t.dtype in (torch.bfloat16, torch.float16):
             return ember.from_numpy(t.float().numpy().copy()).to(getattr(ember, name))
         return ember.from_numpy(np.array(t.numpy(), copy=True))
