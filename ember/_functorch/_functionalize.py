@@ -18,22 +18,21 @@ it so that every node computes a fresh value from values:
 This is PyTorch's functionalization (torch._subclasses.functional_tensor) done as a
 graph pass, since ember's captured graphs hold registry ops only.
 """
+import copy
+import logging
 import operator
 
-from ..fx import Graph, GraphModule
+from ..fx import Graph, GraphModule, Interpreter
 from ..fx.node import Node, map_arg
 from ..ops._registry import OpDef, REGISTRY
 
 __all__ = ["functionalize_graph", "FunctionalizedGraph"]
 
+log = logging.getLogger(__name__)
+
 
 def _op(name):
     return REGISTRY[name]
-
-
-def _offset(sizes, i):
-    """Start of item i of split_with_sizes (a graph function: sizes may be SymInts)."""
-    return sum(sizes[:i])
 
 
 def _sizes(t):
@@ -180,15 +179,13 @@ class _Functionalizer:
         dval, sval = n.args[0].meta.get("val"), src.meta.get("val") if isinstance(src, Node) \
             else None
         if not isinstance(src, Node):            # a Python number: filled at dst's sizes
-            size = self.graph.call_function(_sizes, (self.value(dst),))
-            new = self.graph.call_function(_op("full"), (size, src, dval.dtype))
+            new = self.graph.call_function(_op("full"), (self._size_of(dst), src, dval.dtype))
         else:
             new = self.value(src)
             if sval is None or sval.dtype != dval.dtype:
                 new = self.graph.call_function(_op("_to_copy"), (new,), {"dtype": dval.dtype})
         if isinstance(src, Node) and (sval is None or tuple(sval.shape) != tuple(dval.shape)):
-            size = self.graph.call_function(_sizes, (self.value(dst),))
-            new = self.graph.call_function(_op("expand"), (new, size))
+            new = self.graph.call_function(_op("expand"), (new, self._size_of(dst)))
         # scatter the new value back through the view chain, innermost view first
         bases = [storage.value]
         for op, args in chain[:-1]:
@@ -212,13 +209,11 @@ class _Functionalizer:
         if name == "as_strided":
             return g.call_function(_op("as_strided_scatter"), (base, src) + a)
         if name in ("view", "squeeze"):
-            return g.call_function(_op("view"), (src, g.call_function(_sizes, (base,))))
+            return g.call_function(_op("view"), (src, self._size_of(base, new=True)))
         if name == "unsqueeze":
             return g.call_function(_op("squeeze"), (src, [a[0]]))
         if name == "permute":
-            ndim = len(a[0])
-            return g.call_function(_op("permute"), (src, g.call_function(
-                _inverse_perm, (a[0], ndim))))
+            return g.call_function(_op("permute"), (src, _inverse_perm(a[0], len(a[0]))))
         if name in ("detach", "alias"):
             return src
         if name == "view_as_real":
@@ -233,6 +228,13 @@ class _Functionalizer:
         raise NotImplementedError(
             f"functionalize: in-place write through view op '{name}' has no inverse "
             "(PyTorch refuses writes into expanded/unfolded views too)")
+
+    def _size_of(self, n, new=False):
+        """n's sizes: a constant when static, else a `_sizes` node (symbolic sizes)."""
+        val = n.meta.get("val")
+        if val is not None and all(type(d) is int for d in val.shape):
+            return tuple(val.shape)
+        return self.graph.call_function(_sizes, (n if new else self.value(n),))
 
     def finish(self, out_node):
         outs = out_node.args[0]
@@ -251,6 +253,8 @@ class _Functionalizer:
         new_outs.extend(storage.value for storage in bases.values())
         self.graph.output(tuple(new_outs))
         gm = GraphModule(self.gm, self.graph, "FunctionalizedGraph")
+        _fill_vals(gm)
+        _constant_sizes(gm)
         return FunctionalizedGraph(gm, len(flat), mutated, aliases, len(bases))
 
     def _output_alias(self, o, bases):
@@ -271,6 +275,55 @@ class _Functionalizer:
             return None
         bases.setdefault(id(storage), storage)
         return ("base", list(bases).index(id(storage)), list(chain))
+
+
+class _FillVals(Interpreter):
+    def run_node(self, n):
+        out = super().run_node(n)
+        if n.op != "output" and "val" not in n.meta:
+            n.meta["val"] = out
+        return out
+
+
+def _fill_vals(gm):
+    """meta["val"] (a fake) for the nodes this pass made, as the captured graph has for
+    its own: compilers read shapes and dtypes from it. Runs the graph on the placeholders'
+    fakes, restoring the grad mode and the random generator it may touch."""
+    vals = [n.meta.get("val") for n in gm.graph.nodes if n.op == "placeholder"]
+    if any(v is None for v in vals):
+        return
+    from .. import _random
+    from .._dispatch import STATE
+    from .._subclasses.fake_tensor import FakeTensorMode
+    rng = copy.deepcopy(_random.default_generator.__dict__)
+    grad = STATE.grad_enabled
+    try:
+        with FakeTensorMode(allow_non_fake_inputs=True):
+            _FillVals(gm).run(*vals)
+    except Exception as e:      # metadata only: the graph itself is complete
+        log.debug("functionalize: no fake values for new nodes (%s)", e)
+    finally:
+        STATE.grad_enabled = grad
+        _random.default_generator.__dict__.update(rng)
+
+
+def _constant_sizes(gm):
+    """`_sizes(t)` nodes of tensors whose sizes are static become constants."""
+    changed = False
+    for n in list(gm.graph.nodes):
+        if n.op != "call_function" or n.target is not _sizes:
+            continue
+        val = n.args[0].meta.get("val")
+        if val is None or not all(type(d) is int for d in val.shape):
+            continue
+        const = tuple(val.shape)
+        for user in list(n.users):
+            user.args = tuple(const if a is n else a for a in user.args)
+        if not n.users:
+            gm.graph.erase_node(n)
+            changed = True
+    if changed:
+        gm.recompile()
 
 
 def _is_tensor_val(n):
