@@ -14,6 +14,7 @@ from .._symbolic import SymInt
 from .._tensor import Tensor
 from .exc import Unsupported, BackendCompilerFailed
 from .output_graph import OutputGraph
+from .utils import counters, dynamo_timed
 from .symbolic_convert import (InstructionTranslator, ReturnAt, NULL, _Null,
                                _CellVariable, _NumpyMethod)
 from .variables.base import ConstantVariable
@@ -85,6 +86,16 @@ def _restore_state(saved):
 def capture_segment(code, f_globals, frame, offset, ctx):
     """Interprets from `offset`; restarts with a break point when something is
     unsupported. Returns a Segment."""
+    counters["frames"]["total"] += 1
+    with dynamo_timed("_compile.compile_inner"):
+        seg = _capture_segment(code, f_globals, frame, offset, ctx)
+    counters["frames"]["ok"] += 1
+    counters["stats"]["unique_graphs"] += seg.gm is not None
+    counters["stats"]["calls_captured"] += seg.ops
+    return seg
+
+
+def _capture_segment(code, f_globals, frame, offset, ctx):
     break_at, reason, stack = None, None, None
     for _attempt in range(4):
         ctx.code = code
@@ -99,6 +110,7 @@ def capture_segment(code, f_globals, frame, offset, ctx):
                                                 ins.offset == break_at):
                 raise
             break_at, reason, stack = ins.offset, e.msg, e.user_stack
+            counters["graph_break"][reason] += 1
             ctx.record_break(reason, stack)
             continue
         og.check_marked()
@@ -331,7 +343,8 @@ def _finish(tx, og, result, ctx, code):
         example = [t if t is not None else og.scalar_values[src.expr()]
                    for src, t, _ in og.inputs]
         try:
-            seg.graph_fn = ctx.backend(gm, example)
+            with dynamo_timed("OutputGraph.call_user_compiler"):
+                seg.graph_fn = ctx.backend(gm, example)
         except Exception as e:       # noqa: BLE001
             raise BackendCompilerFailed(ctx.backend, e) from e
     else:

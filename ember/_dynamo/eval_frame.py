@@ -204,6 +204,7 @@ def explain(f, *extra_args, **extra_kwargs):
     """`explain(fn)(*args)`: runs fn compiled with a recording backend and reports the
     graphs, graph breaks (reason and user line), ops per graph and guards."""
     from ._explain_output import ExplainOutput, BreakReason
+    from .utils import compile_times
 
     def inner(*args, **kwargs):
         from .backends.registry import lookup_backend
@@ -219,15 +220,23 @@ def explain(f, *extra_args, **extra_kwargs):
             fn, a = target.__func__, (target.__self__, *args)
         else:
             fn, a = target, args
-        _CACHES.pop(fn.__code__, None)
-        runtime.run_function(fn, a, kwargs, ctx)
-        _CACHES.pop(fn.__code__, None)
+        from .runtime import _FRAME_STATE
+        saved = _CACHES.pop(fn.__code__, None), _FRAME_STATE.pop(fn.__code__, None)
+        try:
+            runtime.run_function(fn, a, kwargs, ctx)
+        finally:             # explain leaves the compiled function's own state as it was
+            _CACHES.pop(fn.__code__, None)
+            _FRAME_STATE.pop(fn.__code__, None)
+            if saved[0] is not None:
+                _CACHES[fn.__code__] = saved[0]
+            if saved[1] is not None:
+                _FRAME_STATE[fn.__code__] = saved[1]
         reasons = [BreakReason(r, s) for r, s in ctx.breaks]
         return ExplainOutput(graphs=ctx.graphs, graph_count=len(ctx.graphs),
                              graph_break_count=len(reasons), break_reasons=reasons,
                              op_count=sum(len(o) for o in ctx.ops_per_graph),
                              ops_per_graph=ctx.ops_per_graph, out_guards=ctx.guards,
-                             compile_times=f"{sum(ctx.compile_times):.4f}")
+                             compile_times=compile_times())
     if extra_args or extra_kwargs:
         return inner(*extra_args, **extra_kwargs)
     return inner

@@ -143,6 +143,8 @@ class GuardSet:
             elif kind == "const":
                 if p is None or isinstance(p, bool):
                     conds = [f"{x} is {p}"]
+                elif isinstance(p, float) and p != p:
+                    conds = [f"type({x}) is float", f"{x} != {x}"]       # NaN
                 else:
                     conds = [f"type({x}) is {c(type(p))}", f"{x} == {c(p)}"]
                 text.append(f"CONSTANT_MATCH: {expr} == {p!r}")

@@ -23,7 +23,7 @@ from ..source import ItemSource, DictAttrSource
 __all__ = ["VariableBuilder", "wrap_constant_result", "is_allowed", "allow_in_graph"]
 
 _CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis),
-                D.dtype, _Device, enum.Enum)
+                D.dtype, _Device, enum.Enum, np.dtype, np.generic)
 
 _ALLOWED = set()          # user functions marked allow_in_graph
 # ember callables with effects outside the graph: calling one is a graph break
@@ -35,8 +35,16 @@ _EFFECTFUL = {"manual_seed", "seed", "set_rng_state", "set_default_dtype",
 
 
 def allow_in_graph(fn):
+    """Puts calls of `fn` in the graph as one node (not traced into), as PyTorch's."""
     _ALLOWED.add(fn)
     return fn
+
+
+def _is_user_allowed(fn):
+    try:
+        return fn in _ALLOWED
+    except TypeError:
+        return False
 
 
 def _ember_module(mod):
@@ -220,8 +228,11 @@ class VariableBuilder:
         if isinstance(value, type) and _is_context_class(value):
             return ContextClassVariable(value, source)
         from ..symbolic_convert import _is_numpy_callable
-        if _is_numpy_callable(value) and not isinstance(value, type):
-            return NumpyFunctionVariable(value, source)
+        if _is_numpy_callable(value) and (not isinstance(value, type) or
+                                          issubclass(value, np.generic)):
+            return NumpyFunctionVariable(value, source)     # np.sin, np.float32(x)
+        if _is_user_allowed(value):
+            return AllowedFunctionVariable(value, source)
         if is_allowed(value) and not isinstance(value, types.MethodType):
             return EmberFunctionVariable(value, source)
         if isinstance(value, types.FunctionType):
@@ -261,6 +272,13 @@ def _is_context_class(cls):
     from ...amp.autocast_mode import autocast
     from ...profiler import record_function
     return issubclass(cls, (autocast, record_function)) or cls is contextlib.nullcontext
+
+
+class AllowedFunctionVariable(EmberFunctionVariable):
+    """A function marked allow_in_graph: one graph node, checked on fake tensors."""
+
+    def call_function(self, tx, args, kwargs):
+        return tx.call_opaque(self.fn, args, kwargs, name=getattr(self.fn, "__name__", None))
 
 
 class _KeySource(ItemSource):
