@@ -22,10 +22,12 @@ the AOT graphs are specialized, so no size or scalar a backward formula reads as
 number can go stale.
 """
 import copy
+import logging
 import operator
 
 from .. import _random
 from .._dispatch import STATE
+from .._logging import getArtifactLogger
 from .._tensor import Tensor, wrap_meta
 from ..autograd.function import Function
 from ..fx import Graph, GraphModule
@@ -37,6 +39,9 @@ from .pytree import tree_flatten, tree_unflatten
 
 __all__ = ["aot_function", "aot_module_simplified", "make_boxed_func", "make_boxed_compiler",
            "default_partition", "min_cut_rematerialization_partition", "aot_joint_graph"]
+
+_graphs_log = getArtifactLogger(__name__, "aot_graphs")
+_joint_log = getArtifactLogger(__name__, "aot_joint_graph")
 
 DOUBLE_BACKWARD_ERROR = ("torch.compile with aot_autograd does not currently support double "
                          "backward")
@@ -137,6 +142,11 @@ def aot_joint_graph(fn, args, decompositions=None):
     it = iter(grads)
     all_grads = [next(it) if p.requires_grad else None for p in primals]
     graph.output(tuple(rec.to_arg(tuple(flat))) + tuple(rec.to_arg(tuple(all_grads))))
+    for name, t in rec.constants.items():
+        if t._fake:
+            raise NotImplementedError(
+                f"aot_autograd: the joint trace met a fake tensor of shape {list(t.shape)} "
+                f"that no recorded op produced ({name}); something made it outside dispatch")
     gm = GraphModule(dict(rec.constants, **_attrs(fn)), graph, "JointGraph")
     return gm, len(flat), diff
 
@@ -271,7 +281,13 @@ def _compile_training(fgm, inputs, fw_compiler, bw_compiler, partition_fn, decom
     if traced is None:
         return None
     joint, num_outs, diff = traced
+    if _joint_log.isEnabledFor(logging.DEBUG):
+        _joint_log.debug("TRACED JOINT GRAPH\n%s", joint.print_readable(print_output=False))
     fw_gm, bw_gm = partition_fn(joint, None, num_fwd_outputs=num_outs)
+    if _graphs_log.isEnabledFor(logging.DEBUG):
+        _graphs_log.debug("TRACED FORWARD GRAPH\n%s\nTRACED BACKWARD GRAPH\n%s",
+                          fw_gm.print_readable(print_output=False),
+                          bw_gm.print_readable(print_output=False))
     fw_in = [n.meta["val"] for n in fw_gm.graph.nodes if n.op == "placeholder"]
     bw_in = [n.meta["val"] for n in bw_gm.graph.nodes if n.op == "placeholder"]
     fw = fw_compiler(fw_gm, fw_in)
