@@ -252,10 +252,16 @@ def aot_module_simplified(mod, args, fw_compiler, bw_compiler=None,
         if hit is None:
             hit = state["cache"][key] = _compile_training(
                 fg.gm, inputs, fw_compiler, bw_compiler, partition_fn, decompositions)
+            _evict(state["cache"])
         return hit
 
     def forward(*inputs):
         inputs = list(inputs)
+        if fg.mutated_inputs and _mutated_input_aliased(inputs, fg.mutated_inputs):
+            # a mutated input shares memory with another input: the functional graph
+            # would read the other one's old value; the captured graph, run as it is on
+            # the caller's tensors, sees the write as eager does
+            return tuple(mod.forward(*inputs))
         outs = None
         if needs_autograd(inputs):
             plan = training(inputs)
@@ -272,6 +278,21 @@ def aot_module_simplified(mod, args, fw_compiler, bw_compiler=None,
     forward._functionalized = fg
     forward._cache = state["cache"]
     return forward
+
+
+def _mutated_input_aliased(inputs, mutated):
+    storages = {id(inputs[i]._storage) for i in mutated if isinstance(inputs[i], Tensor)}
+    hits = 0
+    for a in inputs:
+        if isinstance(a, Tensor) and id(a._storage) in storages:
+            hits += 1
+    return hits > len(storages)
+
+
+def _evict(cache, limit=64):
+    """Keep at most `limit` specializations (sizes that never come back are dropped)."""
+    while len(cache) > limit:
+        cache.pop(next(iter(cache)))
 
 
 def _compile_training(fgm, inputs, fw_compiler, bw_compiler, partition_fn, decompositions):
@@ -362,6 +383,7 @@ def aot_function(fn, fw_compiler, bw_compiler=None,
                                              partition_fn, None, keep_inference_input_mutations,
                                              inference_compiler)
             hit = cache[key] = (compiled, out_spec[0])
+            _evict(cache)
         compiled, ospec = hit
         outs = compiled(*[a for a in flat if isinstance(a, Tensor)])
         return tree_unflatten(list(outs), ospec)

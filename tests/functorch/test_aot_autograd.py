@@ -120,6 +120,17 @@ def test_inplace_on_inputs_and_views():
         close(a[1], b[1])
 
 
+def test_mutation_seen_through_an_aliasing_input():
+    def f(a, b):
+        a.add_(1)
+        return b * 2
+    cf = ember.compile(f, backend="aot_eager")
+    for fn in (f, cf):
+        x = ember.zeros(3, 3)
+        close(fn(x, x[0]), ember.full((3,), 2.0))
+        close(x, ember.ones(3, 3))
+
+
 def test_mutated_non_leaf_input_keeps_history():
     w = ember.randn(4, 3, requires_grad=True)
 
