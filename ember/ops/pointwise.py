@@ -157,6 +157,17 @@ _unary("conj_physical", np.conj, lambda ctx, g: (g.conj(),), DEFAULT)
 _unary("reciprocal", np.reciprocal,
        lambda ctx, g: (-g * (ctx.out * ctx.out).conj(),), save_out=True)
 _unary("square", np.square, lambda ctx, g: (2 * g * ctx.args[0].conj(),), DEFAULT)
+_square_op_fn = globals()["square"]
+
+
+def square(input, *, out=None):
+    """torch.square is pow(input, 2): a bool input promotes to int64 with the int 2."""
+    if isinstance(input, Tensor) and input.dtype is D.bool:
+        input = input.to(D.int64)
+    return _square_op_fn(input, out=out)
+
+
+Tensor.square = square
 _unary("floor", lambda a: np.floor(a) if a.dtype.kind == "f" else a.copy(),
        lambda ctx, g: (g * 0,), DEFAULT, allowed=NOT_COMPLEX)
 
