@@ -93,6 +93,10 @@ class CompiledGraph:
         self.wrapper_code, self._call = generate_wrapper(sched, lib, out)
         output_code_log.debug("Output wrapper:\n%s", self.wrapper_code)
         self._attr_tensors = [name for b, name in sched.attrs if b is not None]
+        from .._dynamo.output_graph import set_grad_enabled
+        # a graph that turns grad mode on inside must record autograd whatever the caller's
+        # mode: it runs on the eager kernels when an input requires grad
+        self._sets_grad = any(n.target is set_grad_enabled for n in gm.graph.nodes)
 
     def _threads(self):
         """OpenMP threads follow ember.set_num_threads (or config.cpp.threads)."""
@@ -104,7 +108,7 @@ class CompiledGraph:
 
     def __call__(self, *inputs):
         from .._dispatch import STATE
-        if STATE.grad_enabled:
+        if STATE.grad_enabled or self._sets_grad:
             if any(isinstance(t, Tensor) and t._rg for t in inputs) or any(
                     _getattr(self.gm, a).requires_grad for a in self._attr_tensors):
                 return self.gm.forward(*inputs)

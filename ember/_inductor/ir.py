@@ -15,7 +15,14 @@ from .._symbolic import SymInt
 __all__ = ["Value", "Pointwise", "Reduction", "Buffer", "cexpr", "ctype", "regtype",
            "contiguous_strides", "SYM_RE", "Scalar"]
 
-SYM_RE = re.compile(r"\bs\d+\b")
+SYM_RE = re.compile(r"\bks_\w+")
+_IDENT = re.compile(r"\b([A-Za-z_]\w*)\b")
+
+
+def sym_text(n):
+    """A symbolic size's expression with each symbol renamed ks_<symbol> (no clash with
+    loop variables or buffer names in C and in the Python wrapper); `//` kept (Python)."""
+    return _IDENT.sub(r"ks_\1", str(n.node))
 
 _CTYPE = {D.bool: "bool", D.uint8: "uint8_t", D.int8: "int8_t", D.int16: "int16_t",
           D.int32: "int32_t", D.int64: "int64_t", D.float16: "_Float16",
@@ -40,7 +47,7 @@ def cexpr(n):
     """A size (int or SymInt) as C text: `s0*s1 + 2`; floor division of sizes (never
     negative) is C's `/`."""
     if isinstance(n, SymInt):
-        return "(" + str(n.node).replace("//", "/") + ")"
+        return "(" + sym_text(n).replace("//", "/") + ")"
     return str(int(n))
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from .._symbolic import SymInt
 from .._tensor import wrap
 from ..ops._registry import OpDef
-from .ir import Buffer, Scalar, Value
+from .ir import Buffer, Scalar, Value, sym_text
 from .scheduler import ExternStep, GroupStep, Runtime
 
 __all__ = ["generate_wrapper"]
@@ -30,7 +30,7 @@ def _ascontig(a):
 
 
 def _py_size(n):
-    return f"({n.node})" if isinstance(n, SymInt) else str(int(n))
+    return f"({sym_text(n)})" if isinstance(n, SymInt) else str(int(n))
 
 
 class _Gen:
@@ -204,8 +204,8 @@ class _Gen:
                 self.tensor_vars.add(f"t_{b.name}")
                 self.bind_array(b, f"t_{b.name}")
         for sym, i, d in s.sym_src:
-            self.emit(f"{sym} = int(inputs[{i}])" if d is None
-                      else f"{sym} = inputs[{i}]._data.shape[{d}]")
+            self.emit(f"ks_{sym} = int(inputs[{i}])" if d is None
+                      else f"ks_{sym} = inputs[{i}]._data.shape[{d}]")
         for st in s.steps:
             if isinstance(st, GroupStep):
                 self.group(st.group)
