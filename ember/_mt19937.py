@@ -26,6 +26,15 @@ Note (what PyTorch's CPU kernels do, reproduced here; each is tested against tor
                 a double uniform in the row's normalised running sum
 The state tensor (get_state/set_state) has PyTorch's 5056-byte layout, so a state saved by
 torch.get_rng_state() loads here and back.
+
+Not reproduced bit for bit (checked against torch 2.13 on x86-64 with AVX2/AVX-512):
+randn/normal_ of >= 16 float16/bfloat16 elements (PyTorch computes those in the reduced
+type; ~85% equal, the rest 1 ulp apart) and of a non-contiguous tensor (PyTorch walks it
+element by element in memory order); randn of float32 on a CPU without AVX2, or on ARM,
+where PyTorch takes other math kernels; randperm of n >= 2**32 / 20 (a different PyTorch
+algorithm); Gamma/Beta/Dirichlet/Poisson/Binomial samples (PyTorch's own samplers);
+ops whose math differs by rounding after the draw (nn.init.orthogonal_'s QR, Laplace's
+log1p) agree to an ulp, not bitwise.
 """
 import math
 
