@@ -189,7 +189,9 @@ def bench_dispatch():
         fns = {k: add_workload(L, rg) for k, L in LIBS.items()}
         if not rg:
             fns["numpy"] = lambda: x + y
-        rows.append(row(name, compare(fns), target=("torch", 1.0, "≤ 1.0× torch")))
+        # issue 8: plain dispatch at torch's cost, recording autograd history within 1.2x
+        target = ("torch", 1.2, "≤ 1.2× torch") if rg else ("torch", 1.0, "≤ 1.0× torch")
+        rows.append(row(name, compare(fns), target=target))
     rows.append(_profiled_dispatch())
     return rows
 

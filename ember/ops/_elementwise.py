@@ -358,6 +358,8 @@ def fast_binary(op, ufunc, extra=(), result=None, reverse=False):
                 t._data = out
                 t._dtype = fast[d]
                 t._storage = new_storage(out.nbytes)
+                t._backend = "cpu"          # as wrap(): see there
+                t._rg = False
                 if (a._rg or b._rg) and state.grad_enabled and op.vjp is not None:
                     _record_binary(op, a, b, extra, t)
                 return t
@@ -372,6 +374,8 @@ def fast_binary(op, ufunc, extra=(), result=None, reverse=False):
                 t._data = out
                 t._dtype = fast[d]
                 t._storage = new_storage(out.nbytes)
+                t._backend = "cpu"          # as wrap(): see there
+                t._rg = False
                 if a._rg and state.grad_enabled and op.vjp is not None:
                     _record(op, ((b, a) if reverse else (a, b)) + extra, t)
                 return t

@@ -621,6 +621,7 @@ def from_numpy(ndarray):
     from .._memory import _Storage
     t = object.__new__(Tensor)
     t._data, t._dtype, t._storage = ndarray, d, _Storage(0)
+    t._backend, t._rg = "cpu", False     # as wrap() (fast reads by every op)
     return t
 
 
