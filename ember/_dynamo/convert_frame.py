@@ -295,16 +295,17 @@ def _finish(tx, og, result, ctx, code):
         body = effects + [f"return ('return', {rb.expr(result.value)})"]
         kind, boff = "return", None
     else:
-        lines = effects + ["L = dict(L)"]
+        # the new locals go into N: every expression reads the segment's starting state L
+        lines = effects + ["N = dict(L)"]
         for name, v in tx.locals.items():
-            lines.append(f"L[{name!r}] = {rb.expr(v)}")
+            lines.append(f"N[{name!r}] = {rb.expr(v)}")
         for name in _deleted(tx, code):
-            lines.append(f"L.pop({name!r}, None)")
+            lines.append(f"N.pop({name!r}, None)")
         for name, c in tx.cells.items():
             if getattr(c, "dirty", False):
                 lines.append(f"L[{name!r}].cell_contents = {rb.expr(c.value)}")
         lines.append("S = [" + ", ".join(rb.expr(v) for v in tx.stack) + "]")
-        lines.append("return ('break', L, S)")
+        lines.append("return ('break', N, S)")
         body = lines
         kind, boff = "break", result.offset
     seg = Segment()
@@ -332,6 +333,9 @@ def _finish(tx, og, result, ctx, code):
     seg.get_inputs, seg.rebuild = ns["get_inputs"], ns["rebuild"]
     seg.consts = consts
     seg.kind, seg.break_offset = kind, boff
+    if any(n.op == "call_function" and "inplace" in getattr(n.target, "tags", ())
+           for n in graph.nodes):
+        og.guards.distinct([src for src, t, _ in og.inputs if src is not None and t is not None])
     seg.guard = og.guards.compile()
     seg.guard_text = seg.guard.text
     seg.gm = None

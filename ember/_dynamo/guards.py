@@ -43,6 +43,7 @@ class GuardSet:
         self.shape_env = None
         self.text = []          # human-readable, for the `guards` log and explain
         self.hooks_version = None
+        self.distinct_sources = []
 
     def add(self, source, kind, payload=None):
         key = (source.expr(), kind)
@@ -80,6 +81,11 @@ class GuardSet:
         it called)."""
         from ..nn.modules.module import HOOKS_VERSION
         self.hooks_version = HOOKS_VERSION[0]
+
+    def distinct(self, sources):
+        """The tensors at these sources are different objects (a graph that mutates an
+        input was captured with no two inputs aliased)."""
+        self.distinct_sources = [src.expr() for src in sources]
 
     def absent(self, source, name):
         self.add(source, "absent:" + name, name)
@@ -175,6 +181,10 @@ class GuardSet:
             else:
                 raise AssertionError(kind)
             lines.append(f"if not ({' and '.join(conds)}): return False")
+        if len(self.distinct_sources) > 1:
+            idlist = ", ".join(f"id({v(e)})" for e in self.distinct_sources)
+            lines.append(f"if len({{{idlist}}}) != {len(self.distinct_sources)}: return False")
+            text.append(f"NO_ALIASING: {len(self.distinct_sources)} tensor inputs are distinct")
         gs = _global_state()
         lines.append(f"if ___state() != {c(gs)}: return False")
         if self.hooks_version is not None:

@@ -182,3 +182,35 @@ def test_logs(logs, expect):
                          text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert expect in res.stderr
+
+
+def test_frame_state_rebuilt_from_the_segments_start():
+    def f(a, b):
+        a, b = b, a                   # the new locals read the old ones
+        print("break")
+        return a - b
+
+    x, y = ember.ones(2), ember.zeros(2)
+    ember.testing.assert_close(ember.compile(f, backend="eager")(x, y), f(x, y))
+
+
+def test_rebinding_a_global_to_another_ember_function_recompiles():
+    g = globals()
+    g["_ACT"] = ember.relu
+    cf = ember.compile(lambda x: _ACT(x), backend="eager")   # noqa: F821
+    x = ember.randn(5)
+    ember.testing.assert_close(cf(x), ember.relu(x))
+    g["_ACT"] = ember.tanh
+    ember.testing.assert_close(cf(x), ember.tanh(x))
+
+
+def test_aliased_inputs_to_a_mutating_graph_recompile():
+    def f(a, b):
+        a.add_(1)
+        return b * 2
+
+    cf = ember.compile(f, backend="eager")
+    x, y = ember.zeros(2), ember.zeros(2)
+    ember.testing.assert_close(cf(x, y), ember.zeros(2))
+    z = ember.zeros(2)
+    ember.testing.assert_close(cf(z, z), ember.full((2,), 2.0))

@@ -213,9 +213,6 @@ class VariableBuilder:
     def _guard_identity(self, value, source):
         if source is None:
             return
-        mod = getattr(value, "__module__", None)
-        if _ember_module(mod) and not isinstance(value, type) and callable(value):
-            return        # ember's own functions are not rebound by programs
         if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type,
                               OpDef, OpOverloadPacket)):
             self.og.guards.identity(source, value)

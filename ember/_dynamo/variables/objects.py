@@ -227,6 +227,12 @@ class UserDefinedClassVariable(_ObjectVariable):
         return tx.construct_user_object(self, args, kwargs)
 
 
+def _stable_module(mod):
+    name = mod.__name__
+    return name == "ember" or name.startswith(("ember.", "numpy", "math", "operator",
+                                               "functools", "itertools", "collections"))
+
+
 class FunctionApplyVariable(VariableTracker):
     """`MyFunction.apply`: one graph node calling the real Function, so its forward runs
     and its backward is the user's, as in eager (the forward is checked on fake tensors)."""
@@ -244,7 +250,10 @@ class PythonModuleVariable(_ObjectVariable):
         mod = self.value
         if not hasattr(mod, name):
             raise AttributeError(f"module '{mod.__name__}' has no attribute '{name}'")
-        return tx.builder.wrap(getattr(mod, name), self._attr_source(name))
+        value = getattr(mod, name)
+        if _stable_module(mod) and callable(value):
+            return tx.builder.wrap(value, None)   # ember.relu, math.sqrt: not rebound
+        return tx.builder.wrap(value, self._attr_source(name))
 
 
 class GradModeClassVariable(_ObjectVariable):
