@@ -214,3 +214,28 @@ def test_aliased_inputs_to_a_mutating_graph_recompile():
     ember.testing.assert_close(cf(x, y), ember.zeros(2))
     z = ember.zeros(2)
     ember.testing.assert_close(cf(z, z), ember.full((2,), 2.0))
+
+
+def test_user_object_len_and_replaced_method_are_not_baked():
+    class Bag:
+        def __init__(self):
+            self.items = []
+
+        def __len__(self):
+            return len(self.items)
+
+        def scale(self):
+            return 2.0
+
+    bag = Bag()
+
+    def f(x):
+        return x * len(bag) * bag.scale()
+
+    cf = ember.compile(f, backend="eager")
+    x = ember.ones(2)
+    for n in range(3):
+        ember.testing.assert_close(cf(x), f(x))
+        bag.items.append(n)
+    Bag.scale = lambda self: 5.0
+    ember.testing.assert_close(cf(x), f(x))

@@ -126,6 +126,11 @@ class BuiltinVariable(VariableTracker):
             if fn in _OP_FNS or getattr(fn, "__module__", None) in ("math", "_operator",
                                                                   "operator"):
                 return tx.call_ember(fn, args, kwargs, name=getattr(fn, "__name__", None))
+        from .objects import UserDefinedObjectVariable, NNModuleVariable
+        if any(isinstance(v, (UserDefinedObjectVariable, NNModuleVariable))
+               for v in (*args, *kwargs.values())):
+            # a user object's __len__/__repr__/__eq__... would run here, untracked
+            unsupported(f"builtin {getattr(fn, '__name__', fn)} on a user object")
         try:
             a, k = _consts(args), {n: v.as_python_constant() for n, v in kwargs.items()}
         except NotConstant:
@@ -143,6 +148,9 @@ class BuiltinVariable(VariableTracker):
             return tx.wrap_result(x.fake.shape[0])
         if isinstance(x, (BaseListVariable, DictVariable)):
             return ConstantVariable(len(x.items))
+        from .objects import UserDefinedObjectVariable
+        if isinstance(x, UserDefinedObjectVariable):
+            return x.var_getattr(tx, "__len__").call_function(tx, [], {})
         return x.call_method(tx, "__len__", [], {})
 
     def _call_isinstance(self, tx, args, kwargs):

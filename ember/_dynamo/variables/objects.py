@@ -5,7 +5,7 @@ import inspect
 import types
 
 from ..._dispatch import STATE
-from ..source import AttrSource, DictAttrSource
+from ..source import AttrSource, DictAttrSource, TypeSource
 from .base import VariableTracker, ConstantVariable, unsupported
 from .containers import TupleVariable, IteratorVariable
 from .functions import UserMethodVariable, UserFunctionVariable, BuiltinVariable
@@ -42,6 +42,9 @@ class _ObjectVariable(VariableTracker):
     def _class_member(self, tx, name):
         attr = _class_attr(type(self.value), name)
         if isinstance(attr, types.FunctionType):
+            if self.source is not None and not (attr.__module__ or "").startswith("ember"):
+                # a method replaced on the class recompiles
+                tx.og.guards.identity(AttrSource(TypeSource(self.source), name), attr)
             return UserMethodVariable(attr, self)
         if isinstance(attr, property):
             if attr.fget is None:
