@@ -383,7 +383,7 @@ def graph_is_empty(graph):
 
 
 def _deleted(tx, code):
-    return []
+    return sorted(tx.deleted)
 
 
 __all__ += ["types", "Tensor", "NULL"]

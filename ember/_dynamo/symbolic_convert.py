@@ -109,6 +109,7 @@ class InstructionTranslatorBase:
         self.kw_names = None
         self.ip = 0
         self.current = None
+        self.deleted = set()
 
     # ---------------------------------------------------------------- plumbing
     @property
@@ -516,9 +517,11 @@ class InstructionTranslatorBase:
 
     def STORE_FAST(self, ins):
         self.locals[ins.argval] = self.pop()
+        self.deleted.discard(ins.argval)
 
     def DELETE_FAST(self, ins):
         self.locals.pop(ins.argval, None)
+        self.deleted.add(ins.argval)
 
     def LOAD_GLOBAL(self, ins):
         if ins.arg & 1:
