@@ -140,8 +140,10 @@ def _copy_kernel(dst, src, non_blocking=False):
 
 def _copy_meta(self_, src, non_blocking=False):
     try:
-        ok = np.broadcast_shapes(tuple(src.shape), tuple(self_.shape)) == tuple(self_.shape)
-    except ValueError:
+        # ember's broadcast (not NumPy's): symbolic sizes stay symbolic under capture
+        ok = _elementwise.broadcast_shapes(tuple(src.shape), tuple(self_.shape)) == \
+            tuple(self_.shape)
+    except (ValueError, RuntimeError):
         ok = False
     if not ok:
         raise RuntimeError(f"copy_: the size of src {list(src.shape)} must be broadcastable "
