@@ -16,6 +16,7 @@ from . import codecache, config, cpp_builder
 from .codegen_c import prelude
 from .decompose import decompose_graph
 from .ir import Buffer
+from .lowering import StaleMeta
 from .scheduler import GroupStep, Scheduler
 from .wrapper import generate_wrapper
 
@@ -37,7 +38,11 @@ def compile_fx_inner(gm, example_inputs, **kwargs):
     """Compile `gm` (an ember.fx.GraphModule of registry ops) to a callable returning a
     tuple, as the graph's forward does."""
     pgm = decompose_graph(gm)
-    sched = Scheduler(pgm).run()
+    try:
+        sched = Scheduler(pgm).run()
+    except StaleMeta as e:
+        log.warning("ember inductor: %s; this graph runs on the eager kernels", e)
+        return gm.forward
     groups = [s.group for s in sched.steps if isinstance(s, GroupStep)]
     if not groups:
         return CompiledGraph(pgm, sched, None, "")

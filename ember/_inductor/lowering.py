@@ -378,10 +378,18 @@ def _select(node, args):
     return _view(src, _shape(node), lambda idx: idx[:dim] + [str(index)] + idx[dim:])
 
 
+class StaleMeta(Exception):
+    """A node's fake output size does not follow its symbolic arguments (the capture
+    computed it from a size's example value): generated loops would use a stale size."""
+
+
 @_reg("slice")
 def _slice(node, args):
     src = args[0]
     dim = args[1] % len(src.shape) if len(args) > 1 else 0
+    out_n = node.meta["val"].shape[dim]
+    if any(isinstance(a, SymInt) for a in args[2:4]) and not isinstance(out_n, SymInt):
+        raise StaleMeta(f"{node.name}: slice by a symbolic bound has static size {out_n}")
     start = args[2] if len(args) > 2 else None
     step = args[4] if len(args) > 4 else 1
     start = 0 if start is None else start
