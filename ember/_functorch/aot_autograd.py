@@ -24,10 +24,12 @@ number can go stale.
 import copy
 import logging
 import operator
+import re
 
 from .. import _random
 from .._dispatch import STATE
 from .._logging import getArtifactLogger
+from .._symbolic import ShapeEnv, SymInt, _Poly
 from .._tensor import Tensor, wrap_meta
 from ..autograd.function import Function
 from ..fx import Graph, GraphModule
@@ -40,6 +42,7 @@ from .pytree import tree_flatten, tree_unflatten
 __all__ = ["aot_function", "aot_module_simplified", "make_boxed_func", "make_boxed_compiler",
            "default_partition", "min_cut_rematerialization_partition", "aot_joint_graph"]
 
+log = logging.getLogger(__name__)
 _graphs_log = getArtifactLogger(__name__, "aot_graphs")
 _joint_log = getArtifactLogger(__name__, "aot_joint_graph")
 
@@ -82,26 +85,101 @@ def _leaf_fake(fake_mode, t):
     return f
 
 
-def aot_joint_graph(fn, args, decompositions=None):
+class _SymRecorder(_Recorder):
+    """The recording mode, plus sizes: a SymInt argument becomes the node computing it
+    (`sym_size(primal, dim)` or a primal int itself; `sym_eval` for expressions), as in
+    the captured graph, so the joint graph holds no example size."""
+
+    def __init__(self, graph, decompositions):
+        super().__init__(graph, decompositions, lambda t: t)
+        self.sym_source = {}        # symbol name -> (placeholder, dim or None)
+        self.sym_nodes = {}         # expression text -> node
+        self.last_placeholder = None
+
+    def add_placeholder(self, ph, val):
+        self.last_placeholder = ph
+        if isinstance(val, SymInt):
+            self.sym_source.setdefault(str(val), (ph, None))
+        elif isinstance(val, Tensor):
+            for d, n in enumerate(val.shape):
+                if isinstance(n, SymInt) and len(n.node.terms) == 1 and \
+                        next(iter(n.node.terms.values())) == 1 and \
+                        len(next(iter(n.node.terms))) == 1:
+                    self.sym_source.setdefault(str(n), (ph, d))
+
+    def to_arg(self, a):
+        return map_aggregate(a, self._leaf)
+
+    def _leaf(self, x):
+        if isinstance(x, Tensor):
+            return self.node_of(x)
+        if isinstance(x, SymInt):
+            return self.sym_node(x)
+        return x
+
+    def sym_node(self, s):
+        from .._dynamo.output_graph import sym_eval
+        key = str(s)
+        n = self.sym_nodes.get(key)
+        if n is not None:
+            return n
+        if key in self.sym_source:
+            n = self._atom(key)
+        else:
+            names = sorted(k for k in self.sym_source if re.search(rf"\b{k}\b", key))
+            unknown = set(re.findall(r"\b[si]\d+\b", key)) - set(names)
+            if unknown:
+                raise NotImplementedError(f"aot_autograd: size expression {key} uses "
+                                          f"{sorted(unknown)}, which no input provides")
+            fn = eval(f"lambda {', '.join(names)}: {key}")       # noqa: S307 (our text)
+            fn._sym_expr = key
+            n = self.graph.call_function(sym_eval, (fn, *[self._atom(k) for k in names]))
+        n.meta["val"] = s
+        self.sym_nodes[key] = n
+        return n
+
+    def _atom(self, name):
+        from .._dynamo.output_graph import sym_size
+        n = self.sym_nodes.get(name)
+        if n is not None:
+            return n
+        ph, d = self.sym_source[name]
+        if d is None:
+            n = ph
+        else:
+            with self.graph.inserting_after(self.last_placeholder):
+                n = self.graph.call_function(sym_size, (ph, d))
+            n.meta["val"] = ph.meta["val"].shape[d]
+        self.sym_nodes[name] = n
+        return n
+
+
+def aot_joint_graph(fn, args, decompositions=None, symbolic=False):
     """Trace `fn(*args)` (tensors in `args` real or fake) with autograd on fakes.
 
     Returns (joint GraphModule, num_fwd_outputs, diff_outputs) or None when nothing needs
     a gradient. Joint placeholders: `primals_<i>` per tensor in `args`, then
     `tangents_<j>` per differentiable output (indices in diff_outputs); its output tuple
     holds fn's flat outputs, then one gradient (or None) per primal.
+    symbolic: `args` are fakes with symbolic sizes (and SymInt ints, which become primals
+    too); sizes reaching ops are recorded as graph values instead of numbers.
     """
     from .._subclasses.fake_tensor import FakeTensorMode
     from ..autograd import grad as autograd_grad
     fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
     graph = Graph()
-    rec = _Recorder(graph, decompositions, lambda t: t)
+    rec = _SymRecorder(graph, decompositions) if symbolic else \
+        _Recorder(graph, decompositions, lambda t: t)
     call_args, primals = [], []
     for a in args:
-        if isinstance(a, Tensor):
-            f = _leaf_fake(fake_mode, a)
+        if isinstance(a, Tensor) or (symbolic and isinstance(a, SymInt)):
+            f = _leaf_fake(fake_mode, a) if isinstance(a, Tensor) else a
             ph = graph.placeholder(f"primals_{len(primals) + 1}")
             ph.meta["val"] = f
-            rec.bind(f, ph)
+            if isinstance(f, Tensor):
+                rec.bind(f, ph)
+            if symbolic:
+                rec.add_placeholder(ph, f)
             primals.append(f)
             call_args.append(f)
         else:
@@ -113,7 +191,7 @@ def aot_joint_graph(fn, args, decompositions=None):
             outs = fn(*call_args)
             flat = list(outs) if isinstance(outs, (tuple, list)) else [outs]
             diff = [i for i, o in enumerate(flat) if isinstance(o, Tensor) and o.requires_grad]
-            wrt = [p for p in primals if p.requires_grad]
+            wrt = [p for p in primals if isinstance(p, Tensor) and p.requires_grad]
             if not diff or not wrt:
                 return None
             first = next((n for n in graph.nodes if n.op != "placeholder"), None)
@@ -140,7 +218,8 @@ def aot_joint_graph(fn, args, decompositions=None):
         STATE.grad_enabled = grad_mode
         _random.default_generator.__dict__.update(rng)
     it = iter(grads)
-    all_grads = [next(it) if p.requires_grad else None for p in primals]
+    all_grads = [next(it) if isinstance(p, Tensor) and p.requires_grad else None
+                 for p in primals]
     graph.output(tuple(rec.to_arg(tuple(flat))) + tuple(rec.to_arg(tuple(all_grads))))
     for name, t in rec.constants.items():
         if t._fake:
@@ -166,7 +245,7 @@ def _getattr(m, target):
 
 # ------------------------------------------------------------------ the autograd node
 
-def _make_compiled_function(fw, bw, num_outs, diff, n_saved, n_primals):
+def _make_compiled_function(fw, bw, num_outs, diff):
     """The Function class running compiled forward `fw` and backward `bw` as one node."""
     diff_set = set(diff)
 
@@ -245,11 +324,32 @@ def aot_module_simplified(mod, args, fw_compiler, bw_compiler=None,
             state["inference"] = inference_compiler(fg.gm, list(vals))
         return state["inference"]
 
+    state["symbolic"] = _has_symbols(vals)
+
     def training(inputs):
+        if state["symbolic"]:
+            # one graph for all sizes; Python floats (and static ints) specialize it
+            key = ("symbolic",) + tuple(
+                a.requires_grad if isinstance(a, Tensor) else
+                None if isinstance(v, SymInt) else (type(a), a) for a, v in zip(inputs, vals))
+            hit = state["cache"].get(key, _MISSING)
+            if hit is _MISSING:
+                try:
+                    hit = _compile_symbolic(fg.gm, vals, inputs, fw_compiler, bw_compiler,
+                                            partition_fn, decompositions)
+                except Exception as e:      # noqa: BLE001 (the specialized path is exact)
+                    log.debug("aot: symbolic joint trace failed (%s); specializing", e)
+                    hit = _MISSING
+                if hit is _MISSING:
+                    state["symbolic"] = False
+                else:
+                    state["cache"][key] = hit
+            if state["symbolic"]:
+                return hit
         key = tuple((tuple(a.shape), a._dtype, a.requires_grad) if isinstance(a, Tensor)
                     else (type(a), a) for a in inputs)
-        hit = state["cache"].get(key)
-        if hit is None:
+        hit = state["cache"].get(key, _MISSING)
+        if hit is _MISSING:
             hit = state["cache"][key] = _compile_training(
                 fg.gm, inputs, fw_compiler, bw_compiler, partition_fn, decompositions)
             _evict(state["cache"])
@@ -266,8 +366,8 @@ def aot_module_simplified(mod, args, fw_compiler, bw_compiler=None,
         if needs_autograd(inputs):
             plan = training(inputs)
             if plan is not None:
-                fn, tensor_pos, scalar_pos = plan
-                outs = list(fn.apply(*[inputs[i] for i in tensor_pos]))
+                fn, primal_pos = plan
+                outs = list(fn.apply(*[inputs[i] for i in primal_pos]))
         if outs is None:
             outs = list(_call(inference(), inputs))
         _apply_effects(fg, inputs, outs)
@@ -295,12 +395,95 @@ def _evict(cache, limit=64):
         cache.pop(next(iter(cache)))
 
 
+_MISSING = object()
+
+
+def _has_symbols(vals):
+    return any(isinstance(v, SymInt) or (isinstance(v, Tensor) and
+                                         any(isinstance(d, SymInt) for d in v.shape))
+               for v in vals)
+
+
+def _compile_symbolic(fgm, vals, inputs, fw_compiler, bw_compiler, partition_fn,
+                      decompositions):
+    """The joint graph traced once for all sizes: on the capture's symbolic fakes, and
+    again with every size symbol's example value one larger. Equal graphs mean no size
+    reached an op as a plain number; a difference returns _MISSING (the caller then
+    specializes per size)."""
+    args = [v if isinstance(v, (Tensor, SymInt)) else a for v, a in zip(vals, inputs)]
+    shifted = _shift_sizes(args)
+    if shifted is None:
+        return _MISSING
+    traced = aot_joint_graph(fgm, args, decompositions, symbolic=True)
+    other = aot_joint_graph(fgm, shifted, decompositions, symbolic=True)
+    if (traced is None) != (other is None):
+        return _MISSING
+    if traced is None:
+        return None
+    if _signature(traced[0].graph) != _signature(other[0].graph):
+        log.debug("aot: the joint graph depends on example sizes; specializing")
+        return _MISSING
+    pos = [i for i, v in enumerate(vals) if isinstance(v, (Tensor, SymInt))]
+    return _finish_training(traced, partition_fn, fw_compiler, bw_compiler, pos)
+
+
+def _shift_sizes(args):
+    """args with every size symbol's example value one larger (fresh fakes), or None for
+    a layout this cannot shift (a non-contiguous fake)."""
+    names = {}
+    for a in args:
+        for d in (a.shape if isinstance(a, Tensor) else (a,) if isinstance(a, SymInt) else ()):
+            if isinstance(d, SymInt):
+                for mono in d.node.terms:
+                    for atom in mono:
+                        if atom in d.env.hints:
+                            names[atom] = d.env.hints[atom]
+    env = ShapeEnv()
+    syms = {k: SymInt(_Poly({(k,): 1}), h + 1, env) for k, h in names.items()}
+    env.hints.update({k: h + 1 for k, h in names.items()})
+
+    def size(d):
+        return eval(str(d), {}, dict(syms)) if isinstance(d, SymInt) else d  # noqa: S307
+    out = []
+    for a in args:
+        if isinstance(a, Tensor):
+            if not a.is_contiguous():
+                return None
+            f = wrap_meta(tuple(size(d) for d in a.shape), a._dtype, device=a.device, fake=True)
+            f._rg = a._rg
+            out.append(f)
+        else:
+            out.append(size(a))
+    return out
+
+
+def _signature(graph):
+    """Nodes as comparable tuples: targets, node references by position, constants."""
+    index = {n: i for i, n in enumerate(graph.nodes)}
+
+    def arg(a):
+        if isinstance(a, (list, tuple)):
+            return (type(a).__name__, tuple(arg(x) for x in a))
+        if a.__class__.__name__ == "Node" and a in index:
+            return ("node", index[a])
+        if hasattr(a, "_sym_expr"):
+            return ("sym_eval", a._sym_expr)
+        return ("const", repr(a))
+    return [(n.op, id(n.target) if n.op == "call_function" else str(n.target), arg(n.args),
+             tuple(sorted((k, arg(v)) for k, v in n.kwargs.items()))) for n in graph.nodes]
+
+
 def _compile_training(fgm, inputs, fw_compiler, bw_compiler, partition_fn, decompositions):
     """Joint trace, partition and compile for one input signature; None when no output
     needs a gradient (the inference graph serves)."""
     traced = aot_joint_graph(fgm, inputs, decompositions)
     if traced is None:
         return None
+    pos = [i for i, a in enumerate(inputs) if isinstance(a, Tensor)]
+    return _finish_training(traced, partition_fn, fw_compiler, bw_compiler, pos)
+
+
+def _finish_training(traced, partition_fn, fw_compiler, bw_compiler, primal_pos):
     joint, num_outs, diff = traced
     if _joint_log.isEnabledFor(logging.DEBUG):
         _joint_log.debug("TRACED JOINT GRAPH\n%s", joint.print_readable(print_output=False))
@@ -313,11 +496,9 @@ def _compile_training(fgm, inputs, fw_compiler, bw_compiler, partition_fn, decom
     bw_in = [n.meta["val"] for n in bw_gm.graph.nodes if n.op == "placeholder"]
     fw = fw_compiler(fw_gm, fw_in)
     bw = bw_compiler(bw_gm, bw_in)
-    tensor_pos = [i for i, a in enumerate(inputs) if isinstance(a, Tensor)]
-    n_saved = len(fw_gm.meta_saved)
-    fn = _make_compiled_function(fw, bw, num_outs, diff, n_saved, len(tensor_pos))
+    fn = _make_compiled_function(fw, bw, num_outs, diff)
     fn.fw_module, fn.bw_module, fn.joint_module = fw_gm, bw_gm, joint
-    return fn, tensor_pos, [i for i in range(len(inputs)) if i not in tensor_pos]
+    return fn, primal_pos
 
 
 def _apply_effects(fg, inputs, outs):

@@ -153,6 +153,8 @@ def _size_of(n):
         for s in v.shape:
             numel *= int(s)
         return numel * v.element_size()
+    if isinstance(v, int):              # a size (SymInt): as cheap to save as anything
+        return 1
     return math.inf
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import ember
+import ember._dynamo
 import ember.nn as nn
 import ember.nn.functional as F
 from ember._functorch._functionalize import functionalize_graph
@@ -15,6 +16,15 @@ from ember._functorch.aot_autograd import (aot_function, aot_module_simplified,
 from ember._functorch.partitioners import (default_partition,
                                            min_cut_rematerialization_partition)
 from ember.ops._registry import OpDef
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dynamo():
+    """Compile caches are per code object (Sequential.forward is shared by every test):
+    start each test empty so compile counts and cache limits do not depend on order."""
+    ember._dynamo.reset()
+    yield
+    ember._dynamo.reset()
 
 
 def close(a, b, tol=1e-6):
@@ -247,6 +257,53 @@ def test_automatic_dynamic_batch_sizes():
         m(x2).pow(2).sum().backward()
         close(x.grad, x2.grad)
     assert cnt.frame_count == 2          # static, then symbolic batch size
+
+
+def _keeping_backend(store):
+    """aot_eager that keeps the compiled callables and the backward graphs it makes."""
+    def backend(gm, ex):
+        fn = aot_module_simplified(gm, ex, make_boxed_func_compiler,
+                                   recording_compiler(store, "bw"))
+        store.setdefault("compiled", []).append(fn)
+        return fn
+    return backend
+
+
+def make_boxed_func_compiler(gm, ex):
+    return make_boxed_func(gm.forward)
+
+
+def test_symbolic_joint_graph_serves_all_batch_sizes():
+    """When no backward formula reads a size as a number, one joint graph (sizes as
+    sym_size nodes) serves every batch size."""
+    store = {}
+    ember.manual_seed(0)
+    m = nn.Sequential(nn.Linear(3, 8), nn.GELU(), nn.Linear(8, 2))
+    cm = ember.compile(m, backend=_keeping_backend(store))
+    for n in (4, 5, 6, 9):
+        x = ember.randn(n, 3, requires_grad=True)
+        x2 = x.detach().clone().requires_grad_()
+        cm(x).sum().backward()
+        m(x2).sum().backward()
+        close(x.grad, x2.grad, 1e-5)
+    dynamic = store["compiled"][-1]
+    assert len(dynamic._cache) == 1 and next(iter(dynamic._cache))[0] == "symbolic"
+    bw = store["bw"][-1]
+    assert any(getattr(n.target, "__name__", "") == "sym_size" or n.op == "placeholder"
+               and isinstance(n.meta.get("val"), int) for n in bw.graph.nodes)
+
+
+def test_sizes_baked_by_a_vjp_fall_back_to_per_size_graphs():
+    """mean's backward expands to the example sizes: the shifted-hint trace differs, so
+    the AOT graphs are specialized per size (and stay correct)."""
+    store = {}
+    cf = ember.compile(lambda x: (x.sin().mean(0) * 3).sum(), backend=_keeping_backend(store))
+    for n in (4, 5, 6, 7):
+        x = ember.randn(n, 3, requires_grad=True)
+        cf(x).backward()
+        close(x.grad, (x.detach().cos() * 3 / n))
+    dynamic = store["compiled"][-1]
+    assert all(k[0] != "symbolic" for k in dynamic._cache) and len(dynamic._cache) >= 2
 
 
 def test_twenty_training_steps_match_eager():
