@@ -98,10 +98,7 @@ class CompiledGraph:
         self.wrapper_code, self._call = generate_wrapper(sched, lib, out)
         output_code_log.debug("Output wrapper:\n%s", self.wrapper_code)
         self._attr_tensors = [name for b, name in sched.attrs if b is not None]
-        from .._dynamo.output_graph import set_grad_enabled
-        # a graph that turns grad mode on inside must record autograd whatever the caller's
-        # mode: it runs on the eager kernels when an input requires grad
-        self._sets_grad = any(n.target is set_grad_enabled for n in gm.graph.nodes)
+        self._grad_at_entry, self._grad_on_inside = _grad_modes(gm)
 
     def _threads(self):
         """OpenMP threads follow ember.set_num_threads (or config.cpp.threads)."""
@@ -113,12 +110,29 @@ class CompiledGraph:
 
     def __call__(self, *inputs):
         from .._dispatch import STATE
-        if STATE.grad_enabled or self._sets_grad:
+        if self._grad_on_inside or (self._grad_at_entry and STATE.grad_enabled):
             if any(isinstance(t, Tensor) and t._rg for t in inputs) or any(
                     _getattr(self.gm, a).requires_grad for a in self._attr_tensors):
                 return self.gm.forward(*inputs)
         self._threads()
         return self._call(inputs, self.gm, _getattr)
+
+
+def _grad_modes(gm):
+    """(some op runs in the caller's grad mode, some op runs after set_grad_enabled(True)):
+    autograd may have to record only then (a graph that starts with no_grad never does)."""
+    from .._dynamo.output_graph import set_grad_enabled
+    mode, at_entry, on_inside = None, False, False
+    for n in gm.graph.nodes:
+        if n.op != "call_function":
+            continue
+        if n.target is set_grad_enabled:
+            mode = bool(n.args[0])
+        elif mode is None:
+            at_entry = True
+        elif mode:
+            on_inside = True
+    return at_entry, on_inside
 
 
 def _getattr(mod, target):
