@@ -225,19 +225,14 @@ def uniform01(mt, n, name):
 
 
 def uniform(mt, n, name, a, b):
-    """uniform_(a, b) for n elements of the real floating dtype `name` (from/to are cast to
-    the dtype first; the arithmetic is float for float/half/bfloat16, double for double)."""
+    """uniform_(a, b) for n elements of the real floating dtype `name`: fma(x, b - a, a) in
+    float (float bounds) for float/half/bfloat16, rounded to the dtype after; in double
+    for double."""
     x = uniform01(mt, n, name)
     if name == "float64":
         return fma64(x, b - a, a) if (a, b) != (0.0, 1.0) else x
-    np_dt = {"float32": _F32}.get(name)
-    fa, fb = (_F32(v) if np_dt else _cast_reduced(v, name) for v in (a, b))
-    return fma32(x, _F32(fb - fa), fa)
-
-
-def _cast_reduced(v, name):
-    from . import _dtype as D
-    return _F32(np.asarray(v, _F32).astype(getattr(D, name).np))
+    fa, fb = _F32(a), _F32(b)          # float bounds for float, half and bfloat16 alike
+    return fma32(x, fb - fa, fa)
 
 
 # ----------------------------------------------------------------- normal

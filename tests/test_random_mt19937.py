@@ -59,6 +59,8 @@ CASES = {
     "randperm": lambda m: [m.randperm(10), m.randperm(1000), m.randperm(3, dtype=m.float32)],
     "uniform_": lambda m: [m.empty(100).uniform_(-0.3, 0.9), m.empty(999).uniform_(1e6, 1e6 + 1),
                            m.empty(300, dtype=m.float16).uniform_(0, 1),
+                           m.empty(300, dtype=m.float16).uniform_(-1.7, 2.9),
+                           m.empty(300, dtype=m.bfloat16).uniform_(0.1, 0.2),
                            m.empty(100, dtype=m.float64).uniform_(-2.5, 7)],
     "normal_": lambda m: [m.empty(100).normal_(0.3, 2.5),
                           m.empty(100, dtype=m.float64).normal_(-1, 0.5),
