@@ -1,5 +1,9 @@
 """Counter-based random numbers: Philox4x32-10 and the `Generator` that owns its state.
 
+A Generator switched with manual_seed(s, generator="mt19937") (or created after that switch,
+or with EMBER_RNG=mt19937 set) draws from PyTorch's own CPU engine instead
+(ember/_mt19937.py): the samplers then give torch's numbers for the same seed.
+
 Note: a generator's whole state is (seed, offset). Philox4x32-10 (Salmon et al.,
 "Parallel Random Numbers: As Easy as 1, 2, 3", SC'11) maps a 128-bit counter and a
 64-bit key to four 32-bit words. ember uses
