@@ -15,7 +15,8 @@ from .. import _memory
 from ..futures import Future
 
 __all__ = ["fork", "wait", "script", "trace", "ignore", "unused", "is_scripting",
-           "is_tracing", "Future"]
+           "is_tracing", "Future", "ScriptModule", "ScriptFunction", "load", "freeze",
+           "optimize_for_inference", "trace_module"]
 
 
 class _Task(Future):
@@ -84,16 +85,6 @@ def wait(future):
     return future.wait()
 
 
-def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
-    """ember runs Python directly: scripting returns the function or module unchanged."""
-    return obj
-
-
-def trace(func, example_inputs=None, *args, **kwargs):
-    raise NotImplementedError("ember.jit.trace: tracing to a graph is provided by the "
-                              "compiler (ember.compile / ember.export), not written yet")
-
-
 def ignore(drop=False, **kwargs):
     if callable(drop):
         return drop
@@ -110,3 +101,7 @@ def is_scripting():
 
 def is_tracing():
     return False
+
+
+from ._script import (ScriptModule, ScriptFunction, trace, script, load, freeze,  # noqa: E402
+                      optimize_for_inference, trace_module)
