@@ -165,24 +165,26 @@ def min_cut_rematerialization_partition(joint_module, _joint_inputs=None, compil
     joint = _Joint(joint_module, num_fwd_outputs)
     flow = _FlowGraph()
     relevant = joint.fw_required | joint.bw_required
+    idx = joint.order                   # vertices are ints: 2i = node i in, 2i+1 = out
+    source, sink = -1, -2
     for n in joint.nodes:
         if n not in relevant or n.op in ("output", "get_attr"):
             continue
-        nin, nout = (n, "in"), (n, "out")
+        nin, nout = 2 * idx[n], 2 * idx[n] + 1
         if n in joint.tangent_dep:
-            flow.add_edge(nin, "sink", math.inf)
+            flow.add_edge(nin, sink, math.inf)
             continue
         if n.op == "placeholder":
-            flow.add_edge("source", nin, math.inf)
+            flow.add_edge(source, nin, math.inf)
         elif not _recomputable(n) and n in joint.fw_required:
-            flow.add_edge("source", nin, math.inf)
+            flow.add_edge(source, nin, math.inf)
         flow.add_edge(nin, nout, _size_of(n))
         for u in n.users:
             if u in relevant and u.op != "output":
-                flow.add_edge(nout, (u, "in"), math.inf)
-    reach = flow.min_cut_source_side("source", "sink")
+                flow.add_edge(nout, 2 * idx[u], math.inf)
+    reach = flow.min_cut_source_side(source, sink)
     saved = [n for n in joint.nodes
-             if (n, "in") in reach and (n, "out") not in reach and n.op != "get_attr"]
+             if 2 * idx[n] in reach and 2 * idx[n] + 1 not in reach and n.op != "get_attr"]
     return _split(joint, saved)
 
 
