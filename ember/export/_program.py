@@ -297,7 +297,15 @@ class ExportedProgram:
         default, or by `decomp_table`)."""
         from ._decompose import decompose_graph_module
         gm = decompose_graph_module(self.graph_module, decomp_table)
-        return ExportedProgram(gm, self.graph_signature, self.state_dict,
+        out_node = next(n for n in gm.graph.nodes if n.op == "output")
+        outs = list(out_node.args[0]) if isinstance(out_node.args[0], (list, tuple)) \
+            else [out_node.args[0]]
+        it = iter(outs)
+        specs = [s if isinstance(s.arg, ConstantArgument) else
+                 OutputSpec(s.kind, TensorArgument(next(it).name), s.target)
+                 for s in self.graph_signature.output_specs]
+        sig = ExportGraphSignature(self.graph_signature.input_specs, specs)
+        return ExportedProgram(gm, sig, self.state_dict,
                                self.range_constraints, self.constants,
                                in_spec=self._in_spec, out_spec=self._out_spec,
                                input_shapes=self._input_shapes,
