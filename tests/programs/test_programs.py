@@ -103,10 +103,8 @@ CASES = [
     ("dcgan.py", 1e-3, "two nets, BatchNorm, Adam; G's loss depends on D's updated weights",
      ()),
     ("vae_mnist.py", 1e-4, "MLP VAE, reparameterisation noise from NumPy", ()),
-    ("word_language_model.py", 1e-4, "2-layer LSTM, SGD with clipping",
-     (pytest.mark.xfail(strict=True, raises=EmberGap,
-                        reason="ember has no torch.onnx module (the original example does "
-                               "`import torch.onnx` at the top to export the model)"),)),
+    ("word_language_model.py", 1e-4, "2-layer LSTM, SGD with clipping; `import torch.onnx`",
+     ()),
     ("transformer_lm.py", 3e-4, "2-layer TransformerEncoder, softmax over a 40-token vocab",
      ()),
     ("speech_commands.py", 3e-4, "MelSpectrogram + log + 1-d CNN; the FFT's rounding differs",
@@ -134,17 +132,6 @@ def test_program(name, rtol, tmp_path):
     _skip_without_oracles(name)
     (t, _), (e, eout) = run_both(name, tmp_path)
     compare(t, e, rtol)
-
-
-def test_word_language_model_without_onnx_import(tmp_path):
-    """The word LM itself (2-layer LSTM, tied weights, clipping: rtol 1e-4) runs on ember once
-    its `import torch.onnx` line, the only thing the xfail above stops at, is dropped."""
-    src = open(os.path.join(HERE, "word_language_model.py")).read()
-    assert "import torch.onnx" in src
-    script = tmp_path / "word_language_model.py"
-    script.write_text(src.replace("import torch.onnx", "pass"))
-    (t, _), (e, _) = run_both(None, tmp_path, script=str(script))
-    compare(t, e, 1e-4)
 
 
 def test_tensorboard_event_file(tmp_path):
