@@ -41,11 +41,12 @@ def _capture(obj, args, kwargs, what, dynamic_batch):
 class ScriptModule(nn.Module):
     """A captured program: call it, read .graph/.code, .save() it, jit.load() it."""
 
-    def __init__(self, ep, name="ScriptModule"):
+    def __init__(self, ep, name="ScriptModule", training=False):
         super().__init__()
         object.__setattr__(self, "_ep", ep)
         self._mod = ep.module()
         self.original_name = name
+        self.train(training)
 
     @property
     def graph(self):
@@ -102,7 +103,7 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
     name = type(func).__name__ if isinstance(func, nn.Module) else getattr(
         func, "__name__", "traced")
     cls = ScriptModule if isinstance(func, nn.Module) else ScriptFunction
-    return cls(ep, name)
+    return cls(ep, name, getattr(func, "training", False))
 
 
 def trace_module(mod, inputs, **kwargs):
@@ -120,7 +121,8 @@ class _LazyScript:
         if self._scripted is None:
             ep = _capture(self._obj, args, kwargs, "ember.jit.script", dynamic_batch=True)
             self._scripted = ScriptModule(ep, getattr(self._obj, "__name__",
-                                                      type(self._obj).__name__))
+                                                      type(self._obj).__name__),
+                                          getattr(self._obj, "training", False))
         return self._scripted(*args, **kwargs)
 
     def _need(self, what):
@@ -155,7 +157,8 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     if example_inputs:
         first = example_inputs[0]
         ep = _capture(obj, tuple(first), {}, "ember.jit.script", dynamic_batch=True)
-        return ScriptModule(ep, getattr(obj, "__name__", type(obj).__name__))
+        return ScriptModule(ep, getattr(obj, "__name__", type(obj).__name__),
+                            getattr(obj, "training", False))
     if not callable(obj):
         raise RuntimeError(f"ember.jit.script: expected a function or nn.Module, got "
                            f"{type(obj).__name__}")
@@ -170,19 +173,23 @@ def load(f, map_location=None, _extra_files=None):
 
 
 def freeze(mod, preserved_attrs=None, optimize_numerics=True):
-    """The scripted module with its parameters folded in as constants: returns a module
-    whose state cannot be changed by assigning to it (ember keeps the same graph)."""
+    """A copy of the scripted module whose state is detached from the original and no
+    longer requires grad (ember's graph already takes the state as inputs, so the graph
+    itself is unchanged: no constant folding)."""
     if not isinstance(mod, ScriptModule):
         raise RuntimeError("Freezing expects a ScriptModule as input. Please use "
                            "torch.jit.script or torch.jit.trace to script your 'nn.Module'.")
     if mod.training:
         raise RuntimeError("Freezing is currently only implemented for modules in eval mode. "
                            "Please call .eval() on your module before freezing.")
-    frozen = ScriptModule(mod._ep, mod.original_name)
-    for p in frozen._mod.parameters():
-        p.requires_grad_(False)
-    frozen.eval()
-    return frozen
+    from ..export._program import ExportedProgram
+    ep = mod._ep
+    state = {k: v.detach().clone() for k, v in ep.state_dict.items()}
+    consts = {k: v.detach().clone() for k, v in ep.constants.items()}
+    frozen_ep = ExportedProgram(ep.graph_module, ep.graph_signature, state,
+                                ep.range_constraints, consts, in_spec=ep._in_spec,
+                                out_spec=ep._out_spec, input_shapes=ep._input_shapes)
+    return ScriptModule(frozen_ep, mod.original_name, False)
 
 
 def optimize_for_inference(mod, other_methods=None):
