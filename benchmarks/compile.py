@@ -233,7 +233,7 @@ def _ember_guard_fn(fn, x):
     try:
         from ember._dynamo import runtime
         code = fn.__code__
-        entry = runtime._CACHES[code][0][0]
+        entry = runtime.entries(fn)[0]
         L = runtime._bind(fn, code, (x,), {})
         C = dict(zip(code.co_freevars, fn.__closure__ or ()))
         G = fn.__globals__
@@ -287,6 +287,38 @@ def _pw_case(L):
 def _mlp_case(L):
     m = mlp(L)
     return _no_grad(L, m), (_input(L, 32, 64),)
+
+
+def _train_step(L, model, x, y):
+    opt = L.optim.SGD(model.parameters(), lr=0.01)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = L.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step, (x, y)
+
+
+def _labels(L, n, k):
+    return L.from_numpy(np.random.default_rng(1).integers(0, k, n).astype(np.int64))
+
+
+def _mlp_train_case(L):
+    L.manual_seed(0)
+    nn = L.nn
+    m = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+    return _train_step(L, m, _input(L, 32, 64), _labels(L, 32, 10))
+
+
+def _cnn_train_case(L):
+    L.manual_seed(0)
+    nn = L.nn
+    m = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                      nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                      nn.Flatten(), nn.Linear(16 * 7 * 7, 10))
+    return _train_step(L, m, _input(L, 32, 1, 28, 28), _labels(L, 32, 10))
 
 
 _COLD_CHILD = r"""
@@ -363,6 +395,12 @@ ROWS = [
         "ember ≤ 1.0× torch.compile")),
     ("inductor: MLP", lambda: bench_inductor_call(
         "inductor: MLP 64-128-128-10 b32 inference", _mlp_case, "ember ≤ 1.0× torch.compile")),
+    ("inductor: MLP train", lambda: bench_inductor_call(
+        "inductor: MLP 64-128-10 b32 training step (fwd+bwd+SGD)", _mlp_train_case,
+        "ember ≤ 1.0× torch.compile", budget=0.3)),
+    ("inductor: CNN train", lambda: bench_inductor_call(
+        "inductor: small CNN b32 28x28 training step (conv-relu-pool x2, linear; SGD)",
+        _cnn_train_case, "ember ≤ 1.0× torch.compile", repeat=5, budget=0.3)),
     ("inductor: cold", bench_inductor_cold),
 ]
 

@@ -345,22 +345,82 @@ def _squeeze(node, args):
     return _view(src, out, m)
 
 
+def _same(a, b):
+    return str(a) == str(b)
+
+
+def _prod(xs):
+    p = 1
+    for x in xs:
+        p = p * x
+    return p
+
+
+def _groups(ishape, oshape):
+    """Split a reshape into groups of consecutive dims with equal products
+    ([(in dims, out dims)]), or None when the sizes do not line up symbolically."""
+    groups, i, o = [], 0, 0
+    ni, no = len(ishape), len(oshape)
+    while i < ni or o < no:
+        gi, go = [], []
+        if i < ni:
+            gi.append(i)
+            i += 1
+        if o < no:
+            go.append(o)
+            o += 1
+        for _ in range(64):
+            pi, po = _prod(ishape[d] for d in gi), _prod(oshape[d] for d in go)
+            if _same(pi, po):
+                break
+            try:
+                grow_in = int(pi) < int(po)        # decided by the example sizes
+            except TypeError:
+                return None
+            if grow_in and i < ni:
+                gi.append(i)
+                i += 1
+            elif o < no:
+                go.append(o)
+                o += 1
+            else:
+                return None
+        else:
+            return None
+        groups.append((gi, go))
+    return groups
+
+
 @_reg("view _reshape_copy")
 def _reshape(node, args):
+    """Re-indexing by groups of dims with equal products: a dim that survives is read
+    as it is; only split/merged groups pay a division."""
     src, out = args[0], _shape(node)
-    if [str(n) for n in src.shape] == [str(n) for n in out]:
-        return _view(src, out, lambda idx: idx)
-    ost, ist = contiguous_strides(out), contiguous_strides(src.shape)
+    groups = _groups(src.shape, out)
+    if groups is None:
+        groups = [(list(range(len(src.shape))), list(range(len(out))))]
 
     def fn(ctx, idx):
-        flat = " + ".join(f"{i}*{ctx.size(s)}" for i, s in zip(idx, ost) if i != "0") or "0"
-        f = ctx.tmp("int64_t", flat)
-        sidx = []
-        for d, (n, s) in enumerate(zip(src.shape, ist)):
-            if is_one(n):
-                sidx.append("0")
-            else:
-                sidx.append(ctx.tmp("int64_t", f"({f} / {ctx.size(s)}) % {ctx.size(n)}"))
+        sidx = ["0"] * len(src.shape)
+        for gi, go in groups:
+            gi = [d for d in gi if not is_one(src.shape[d])]
+            go = [d for d in go if not is_one(out[d])]
+            if not gi:
+                continue
+            if len(gi) == 1 and len(go) == 1:
+                sidx[gi[0]] = idx[go[0]]
+                continue
+            ost = contiguous_strides([out[d] for d in go])
+            flat = " + ".join(idx[d] if _same(s_, 1) else f"{idx[d]}*{ctx.size(s_)}"
+                              for d, s_ in zip(go, ost) if idx[d] != "0") or "0"
+            if len(gi) == 1:
+                sidx[gi[0]] = ctx.tmp("int64_t", flat)
+                continue
+            f = ctx.tmp("int64_t", flat)
+            ist = contiguous_strides([src.shape[d] for d in gi])
+            for k, (d, s_) in enumerate(zip(gi, ist)):
+                q = f if _same(s_, 1) else f"({f} / {ctx.size(s_)})"
+                sidx[d] = ctx.tmp("int64_t", q if k == 0 else f"{q} % {ctx.size(src.shape[d])}")
         return src.load(ctx, sidx)
     return Pointwise(out, src.dtype, fn, _view_cost(src))
 

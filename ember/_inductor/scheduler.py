@@ -188,10 +188,17 @@ class Scheduler:
         src = args[0] if args else None
         if not (isinstance(src, Buffer) or (isinstance(src, Value) and src.buffer is not None)):
             return False
+        return self._feeds_extern(n)
+
+    def _feeds_extern(self, n, depth=0):
+        """Whether a user of `n` (directly, or through a chain of views) is an extern call."""
         for u in n.users:
             op = u.target
-            if u.op == "call_function" and (not isinstance(op, OpDef) or "prim" not in op.tags
-                                            or _prims.is_extern(op)):
+            if u.op != "call_function":
+                continue
+            if not isinstance(op, OpDef) or "prim" not in op.tags or _prims.is_extern(op):
+                return True
+            if "view" in op.tags and depth < 8 and self._feeds_extern(u, depth + 1):
                 return True
         return False
 
