@@ -15,7 +15,7 @@ import heapq
 
 import numpy as np
 
-from .._dispatch import STATE
+from .._dispatch import STATE, TF
 from .._tensor import Tensor, wrap
 from .graph import AccumulateGrad, gradient_edge
 
@@ -75,6 +75,9 @@ def _root_grad(t, g, i, create_graph):
         if not t._dtype.is_floating_point:
             raise RuntimeError(f"grad can be implicitly created only for real scalar outputs "
                                f"but got {t._dtype}")
+        if t._backend == "cpu" and not STATE.modes and not TF.active:   # ones_like, directly
+            from ..ops.creation import FULL
+            return FULL.execute((t._data.shape, 1, t._dtype))
         return ones_like(t)
     if not isinstance(g, Tensor):
         from ..ops.creation import tensor as _tensor
@@ -137,7 +140,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 continue
             gin = buffers.pop(node, None) or [None] * node.num_outputs
             is_acc = node.__class__ is AccumulateGrad
-            if is_acc or node._pre_hooks or node._retain_hooks:
+            hooked = node._any_hooks         # one flag read instead of four per node
+            if is_acc or hooked and (node._pre_hooks or node._retain_hooks):
                 gin = _tensor_pre_hooks(node, gin)
             if targets is not None:
                 for nr, g in enumerate(gin):
@@ -151,16 +155,16 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 continue
             if needed is not None and node not in needed:
                 continue
-            if node._node_prehooks:
+            if hooked and node._node_prehooks:
                 gin = _node_pre_hooks(node, gin)
-            if node._skip_undefined and (gin[0] is None if len(gin) == 1 else
-                                         all(g is None for g in gin)):
+            if (gin[0] is None if len(gin) == 1 else all(g is None for g in gin)) \
+                    and node._skip_undefined:
                 outs = [None] * len(node.next_functions)
             else:
                 outs = _apply(node, gin, handed)
                 if not retain_graph:
                     node.release()
-            if node._hooks:
+            if hooked and node._hooks:
                 outs = _post_hooks(node, outs, gin)
             for (nxt, nr), g in zip(node.next_functions, outs):
                 if nxt is None:

@@ -24,6 +24,7 @@ class Node:
     _hooks = None            # [hook(grad_inputs, grad_outputs)]
     _node_prehooks = None    # [hook(grad_outputs)]
     _retain_hooks = None     # output_nr -> retain_grad hook (runs after the tensor hooks)
+    _any_hooks = False       # set with any of the four above: the engine reads one flag
     _metadata = None
     _input_meta = None       # (shapes, dtypes) of the inputs, to validate returned grads
     _skip_undefined = True   # all incoming grads None -> outputs None, without running
@@ -65,6 +66,7 @@ class Node:
         from .._tensor import _RemovableHandle
         if self._hooks is None:
             self._hooks = []
+        self._any_hooks = True
         self._hooks.append(fn)
         return _RemovableHandle(self._hooks, fn)
 
@@ -72,12 +74,14 @@ class Node:
         from .._tensor import _RemovableHandle
         if self._node_prehooks is None:
             self._node_prehooks = []
+        self._any_hooks = True
         self._node_prehooks.append(fn)
         return _RemovableHandle(self._node_prehooks, fn)
 
     def _add_tensor_prehook(self, output_nr, fn):
         if self._pre_hooks is None:
             self._pre_hooks = {}
+        self._any_hooks = True
         self._pre_hooks.setdefault(output_nr, []).append(fn)
         return _RemovableHandleList(self._pre_hooks[output_nr], fn)
 
@@ -110,6 +114,7 @@ def retain_grad(t):
     fn = t._grad_fn
     if fn._retain_hooks is None:
         fn._retain_hooks = {}
+    fn._any_hooks = True
     fn._retain_hooks[t._output_nr] = _retain
 
 
