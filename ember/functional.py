@@ -112,10 +112,10 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     spec = spec.transpose(-1, -2)                           # (B, n_frames, n_freq)
     if onesided:
         frames = ember.fft.irfft(spec, n=n_fft)
+    elif not return_complex:          # a real output: irfft of the first n_fft // 2 + 1
+        frames = ember.fft.irfft(spec[..., :n_fft // 2 + 1], n=n_fft)   # bins (as aten)
     else:
         frames = ember.fft.ifft(spec, n=n_fft)
-        if not return_complex:
-            frames = frames.real
     frames = frames * win
     expected = n_fft + hop_length * (n_frames - 1)
     index = (ember.arange(n_frames).unsqueeze(1) * hop_length
@@ -123,8 +123,8 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     batch = frames.shape[0]
     y = ember.zeros(batch, expected, dtype=frames.dtype).index_add(
         1, index, frames.reshape(batch, -1))
-    env = ember.zeros(expected, dtype=win.real.dtype if win.is_complex() else win.dtype)
-    env = env.index_add(0, index, (win.abs() ** 2).repeat(n_frames))
+    env = ember.zeros(expected, dtype=win.dtype)        # aten: window.pow(2), complex too
+    env = env.index_add(0, index, (win * win).repeat(n_frames))
     start = n_fft // 2 if center else 0
     if length is not None:
         end = start + int(length)

@@ -468,3 +468,22 @@ def test_gradient_with_coordinate_tensors():
         (g,) = ember.gradient(ember.tensor(x), spacing=[ember.tensor(c1)], dim=1, edge_order=eo)
         (w,) = torch.gradient(torch.tensor(x), spacing=[torch.tensor(c1)], dim=1, edge_order=eo)
         _close(g, w)
+
+
+def test_istft_two_sided_real_and_complex_window():
+    """A two-sided spectrum with a real output inverts its first n_fft // 2 + 1 bins (irfft,
+    as aten); a complex window's overlap-add envelope is window ** 2."""
+    import numpy as np
+    import torch
+
+    import ember
+    rng = np.random.default_rng(5)
+    spec = (rng.standard_normal((10, 6)) + 1j * rng.standard_normal((10, 6))).astype(np.complex64)
+    win = (rng.random(10) + 1 + 1j * (rng.random(10) + 1)).astype(np.complex64)
+    _close(ember.istft(ember.tensor(spec), 10, onesided=False, center=False,
+                       window=ember.ones(10)),
+           torch.istft(torch.tensor(spec), 10, onesided=False, center=False,
+                       window=torch.ones(10)), rtol=1e-4, atol=1e-5)
+    _close(ember.istft(ember.tensor(spec), 10, window=ember.tensor(win), return_complex=True),
+           torch.istft(torch.tensor(spec), 10, window=torch.tensor(win), return_complex=True),
+           rtol=1e-4, atol=1e-5)
