@@ -213,24 +213,20 @@ def explain(f, *extra_args, **extra_kwargs):
         if hasattr(target, "_orig_mod"):
             target = target._orig_mod
         from ..nn.modules.module import Module
-        from .runtime import _CACHES
+        from .runtime import _FRAME_STATE
         if isinstance(target, Module):
             fn, a = type(target).forward, (target, *args)
         elif isinstance(target, types.MethodType):
             fn, a = target.__func__, (target.__self__, *args)
         else:
             fn, a = target, args
-        from .runtime import _FRAME_STATE
-        saved = _CACHES.pop(fn.__code__, None), _FRAME_STATE.pop(fn.__code__, None)
-        try:
+        saved = _FRAME_STATE.pop(fn.__code__, None)
+        try:                  # its own context: the compiled function's caches stay as they are
             runtime.run_function(fn, a, kwargs, ctx)
-        finally:             # explain leaves the compiled function's own state as it was
-            _CACHES.pop(fn.__code__, None)
+        finally:
             _FRAME_STATE.pop(fn.__code__, None)
-            if saved[0] is not None:
-                _CACHES[fn.__code__] = saved[0]
-            if saved[1] is not None:
-                _FRAME_STATE[fn.__code__] = saved[1]
+            if saved is not None:
+                _FRAME_STATE[fn.__code__] = saved
         reasons = [BreakReason(r, s) for r, s in ctx.breaks]
         return ExplainOutput(graphs=ctx.graphs, graph_count=len(ctx.graphs),
                              graph_break_count=len(reasons), break_reasons=reasons,

@@ -21,10 +21,10 @@ from .exc import Unsupported
 log = logging.getLogger("ember._dynamo")
 
 __all__ = ["CompileContext", "run_function", "reset", "NULL_OBJ", "ResumeIterator",
-           "is_compiling"]
+           "is_compiling", "entries"]
 
-_CACHES = weakref.WeakKeyDictionary()      # code -> {offset: [Segment, ...]}
-_FRAME_STATE = weakref.WeakKeyDictionary()  # code -> {source expr: {dim: size seen}}
+_CONTEXTS = weakref.WeakSet()    # every CompileContext (its .caches: code -> offset -> [Segment])
+_FRAME_STATE = {}                 # code -> {source expr: {dim: size seen}} (automatic dynamic)
 _RUNNING = [0]
 _FORCE_EAGER = set()
 
@@ -34,7 +34,8 @@ def is_compiling():
 
 
 def reset():
-    _CACHES.clear()
+    for ctx in list(_CONTEXTS):
+        ctx.caches.clear()
     _FRAME_STATE.clear()
     _FORCE_EAGER.clear()
     from .utils import counters
@@ -107,6 +108,8 @@ class CompileContext:
         self.ops_per_graph = []
         self.compile_times = []
         self.code = None
+        self.caches = {}          # code -> {offset: [Segment, ...]}: per compile call, as
+        _CONTEXTS.add(self)       # a different backend or option set compiles anew
 
     def record_break(self, reason, stack):
         self.breaks.append((reason, stack))
@@ -230,6 +233,15 @@ def _real_name(name, code):
     return name
 
 
+_NO_CELLS = {}
+
+
+def entries(fn):
+    """The compiled Segments of `fn` at its first instruction, over every compile call
+    (for benchmarks and debugging)."""
+    return [seg for ctx in list(_CONTEXTS) for seg in ctx.caches.get(fn.__code__, {}).get(0, [])]
+
+
 def run_function(fn, args, kwargs, ctx):
     """Calls `fn(*args, **kwargs)` through the compiled-segment cache."""
     code = fn.__code__
@@ -238,11 +250,11 @@ def run_function(fn, args, kwargs, ctx):
         return fn(*args, **kwargs)
     L = _bind(fn, code, args, kwargs)
     S = []
-    C = dict(zip(code.co_freevars, fn.__closure__ or ()))
+    C = dict(zip(code.co_freevars, fn.__closure__)) if code.co_freevars else _NO_CELLS
     G = fn.__globals__
-    caches = _CACHES.get(code)
+    caches = ctx.caches.get(code)
     if caches is None:
-        caches = _CACHES[code] = {}
+        caches = ctx.caches[code] = {}
     offset = 0
     _RUNNING[0] += 1
     try:

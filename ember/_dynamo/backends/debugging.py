@@ -16,4 +16,5 @@ def eager(gm, fake_tensor_inputs, **kwargs):
     """Run the captured graph op by op on the eager kernels."""
     if kwargs:
         log.warning("eager backend ignoring extra kwargs %s", kwargs)
-    return gm.forward
+    from ._replay import replay_function
+    return replay_function(gm)
