@@ -293,8 +293,9 @@ def _avg_pool_np(n, x, kernel, stride, padding, ceil_mode, count_include_pad,
     if x.dtype.kind in "iu":
         tot = _windows(x.astype(np.int64), n, kernel, stride, padding, [1] * n, osize, 0) \
             .sum(-1)
-        q = np.abs(tot) // div.astype(np.int64)
-        return (np.sign(tot) * q).astype(x.dtype)
+        d = div.astype(np.int64)                # C++ integer division: toward zero
+        q = np.abs(tot) // np.abs(d)
+        return (np.sign(tot) * np.sign(d) * q).astype(x.dtype)
     xc = x.astype(np.float32) if _low(x) else x
     tot = _windows(xc, n, kernel, stride, padding, [1] * n, osize, 0).sum(-1)
     return (tot / div.astype(xc.dtype)).astype(x.dtype)
