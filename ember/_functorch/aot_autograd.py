@@ -39,8 +39,9 @@ from ._functionalize import functionalize_graph
 from .partitioners import default_partition, min_cut_rematerialization_partition
 from .pytree import tree_flatten, tree_unflatten
 
-__all__ = ["aot_function", "aot_module_simplified", "make_boxed_func", "make_boxed_compiler",
-           "default_partition", "min_cut_rematerialization_partition", "aot_joint_graph"]
+__all__ = ["aot_function", "aot_module", "aot_module_simplified", "make_boxed_func",
+           "make_boxed_compiler", "default_partition", "min_cut_rematerialization_partition",
+           "aot_joint_graph"]
 
 log = logging.getLogger(__name__)
 _graphs_log = getArtifactLogger(__name__, "aot_graphs")
@@ -570,6 +571,28 @@ def aot_function(fn, fw_compiler, bw_compiler=None,
         return tree_unflatten(list(outs), ospec)
 
     return returned
+
+
+def aot_module(mod, *args, **kwargs):
+    """`mod` with its forward compiled by aot_function (arguments as aot_function's after
+    `fn`): parameters and buffers are graph inputs, so gradients reach them and in-place
+    buffer updates (BatchNorm statistics) land in the module's own tensors."""
+    from ..func import functional_call
+    from ..nn import Module
+
+    def call(params, buffers, args, kwargs):
+        return functional_call(mod, {**params, **buffers}, args, kwargs)
+    compiled = aot_function(call, *args, **kwargs)
+
+    class AOTModule(Module):
+        def __init__(self):
+            super().__init__()
+            self.orig_module = mod
+
+        def forward(self, *a, **kw):
+            return compiled(dict(mod.named_parameters(remove_duplicate=False)),
+                            dict(mod.named_buffers(remove_duplicate=False)), a, kw)
+    return AOTModule()
 
 
 def spec_key(spec):

@@ -461,6 +461,23 @@ def test_aot_function_compiles_once_per_signature():
     assert len(store["fw"]) == 2
 
 
+def test_aot_module_parameters_and_buffers_are_inputs():
+    from ember._functorch.aot_autograd import aot_module
+    ember.manual_seed(0)
+    m = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 2))
+    m2 = copy.deepcopy(m)
+    am = aot_module(m2, make_boxed_func_compiler)
+    for _ in range(3):
+        x = ember.randn(5, 3)
+        close(m(x), am(x))
+        m(x).sum().backward()
+        am(x).sum().backward()
+    for a, b in zip(grads(m), grads(m2)):
+        close(a, b, 1e-5)
+    close(m[1].running_mean, m2[1].running_mean)
+    assert int(m2[1].num_batches_tracked) == 6
+
+
 # ------------------------------------------------------------------ functionalization
 
 def test_functionalized_graph_is_pure():
