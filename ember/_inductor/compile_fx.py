@@ -92,6 +92,7 @@ class CompiledGraph:
 
     def __init__(self, gm, sched, lib, key):
         self.gm, self.key, self.lib = gm, key, lib
+        self._nthreads = config.cpp.threads      # as set when compiling (options=)
         self.kernel_count = sched.kernel_count
         sched.sym_src = _sym_sources(sched.inputs)
         out = next(n for n in gm.graph.nodes if n.op == "output")
@@ -103,7 +104,7 @@ class CompiledGraph:
     def _threads(self):
         """OpenMP threads follow ember.set_num_threads (or config.cpp.threads)."""
         import ember
-        n = config.cpp.threads or ember.get_num_threads()
+        n = self._nthreads or ember.get_num_threads()
         if n != _THREADS[0] and self.lib is not None:
             self.lib.em_set_threads(int(n))
             _THREADS[0] = n

@@ -345,3 +345,18 @@ def test_cross_entropy_and_matmul_only_graphs():
     g = compiled(lambda a, b: a @ b)
     a, b = ember.randn(3, 4), ember.randn(4, 5)
     assert_same(g(a, b), a @ b)
+
+
+def test_modes_and_options():
+    x = ember.randn(5)
+    fn = lambda x: x.sin() + 1   # noqa: E731
+    for kw in [dict(mode="reduce-overhead"), dict(mode="max-autotune"),
+               dict(options={"cpp.threads": 1})]:
+        ember._dynamo.reset()
+        assert_same(ember.compile(fn, **kw)(x), fn(x))
+    ember._dynamo.reset()
+    with pytest.raises(RuntimeError, match="Unexpected optimization option bogus"):
+        ember.compile(fn, options={"bogus": 1})(x)
+    ember._dynamo.reset()
+    with pytest.raises(NotImplementedError, match="cpp_wrapper"):
+        ember.compile(fn, options={"cpp_wrapper": True})(x)
