@@ -167,7 +167,8 @@ from . import distributed  # noqa: E402,F401  (torch.distributed)
 _LAZY_SUBMODULES = frozenset({"distributions", "hub", "testing", "masked", "nested",
                               "signal", "multiprocessing", "func", "fx", "_dynamo", "compiler",
                               "_logging", "_numpy", "onnx", "export"})
-_LAZY_ATTRS = {"vmap": "func"}   # torch.vmap -> torch.func.vmap
+_LAZY_ATTRS = {"vmap": "func", "cond": "_higher_order",
+               "_register_device_module": "_privateuse1"}   # torch.vmap -> torch.func.vmap
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,

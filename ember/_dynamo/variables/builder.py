@@ -230,6 +230,8 @@ class VariableBuilder:
             return NumpyFunctionVariable(value, source)     # np.sin, np.float32(x)
         if _is_user_allowed(value):
             return AllowedFunctionVariable(value, source)
+        if isinstance(value, types.FunctionType) and getattr(value, "_ember_capture_as", None):
+            return UserFunctionVariable(value._ember_capture_as, source)   # ember.cond
         if is_allowed(value) and not isinstance(value, types.MethodType):
             return EmberFunctionVariable(value, source)
         if isinstance(value, types.FunctionType):
