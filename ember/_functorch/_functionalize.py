@@ -70,13 +70,18 @@ class FunctionalizedGraph:
         self.mutated_inputs = mutated_inputs
         self.output_aliases = output_aliases
         self.num_base_outputs = num_base_outputs
+        # a tensor requiring grad was written under no_grad and read again: autograd must
+        # keep seeing the original tensor with the new data, which a functional graph
+        # cannot say; the runtime then runs the captured graph as it is
+        self.hidden_mutation_read = False
 
 
 class _Storage:
-    __slots__ = ("root", "value", "version")
+    __slots__ = ("root", "value", "version", "hidden")
 
     def __init__(self, root, value):
         self.root, self.value, self.version = root, value, 0
+        self.hidden = False     # written under no_grad while its root requires grad
 
 
 class _Functionalizer:
@@ -87,6 +92,8 @@ class _Functionalizer:
         self.alias = {}        # old tensor node -> (storage, chain of (op, old args))
         self.cache = {}        # old view node -> (new node, storage version)
         self.placeholders = []
+        self.grad_mode = True       # as the graph starts when autograd matters
+        self.hidden_read = False
 
     # ------------------------------------------------------------------ values
     def value(self, old):
@@ -95,6 +102,8 @@ class _Functionalizer:
         if hit is None:
             return self.env[old]
         storage, chain = hit
+        if storage.hidden and self.grad_mode:
+            self.hidden_read = True
         if not chain:
             return storage.value
         c = self.cache.get(old)
@@ -145,6 +154,9 @@ class _Functionalizer:
 
     def call(self, n):
         t = n.target
+        if getattr(t, "__name__", "") == "set_grad_enabled" and n.args and \
+                isinstance(n.args[0], bool):
+            self.grad_mode = n.args[0]
         if isinstance(t, OpDef) and "inplace" in t.tags:
             if t.name != "copy_":
                 raise NotImplementedError(
@@ -194,6 +206,9 @@ class _Functionalizer:
             new = self._scatter(op, base, new, args)
         storage.value = new
         storage.version += 1
+        root_val = storage.root.meta.get("val")
+        if not self.grad_mode and getattr(root_val, "requires_grad", False):
+            storage.hidden = True
         self.alias[n] = (storage, chain)           # copy_ returns dst itself
 
     def _scatter(self, op, base, src, args):
@@ -255,7 +270,9 @@ class _Functionalizer:
         gm = GraphModule(self.gm, self.graph, "FunctionalizedGraph")
         _fill_vals(gm)
         _constant_sizes(gm)
-        return FunctionalizedGraph(gm, len(flat), mutated, aliases, len(bases))
+        fg = FunctionalizedGraph(gm, len(flat), mutated, aliases, len(bases))
+        fg.hidden_mutation_read = self.hidden_read
+        return fg
 
     def _output_alias(self, o, bases):
         if not isinstance(o, Node):

@@ -358,10 +358,12 @@ def aot_module_simplified(mod, args, fw_compiler, bw_compiler=None,
 
     def forward(*inputs):
         inputs = list(inputs)
-        if fg.mutated_inputs and _mutated_input_aliased(inputs, fg.mutated_inputs):
-            # a mutated input shares memory with another input: the functional graph
-            # would read the other one's old value; the captured graph, run as it is on
-            # the caller's tensors, sees the write as eager does
+        if (fg.mutated_inputs and _mutated_input_aliased(inputs, fg.mutated_inputs)) or (
+                fg.hidden_mutation_read and needs_autograd(inputs)):
+            # a mutated input shares memory with another input (the functional graph
+            # would read the other one's old value), or a parameter written under no_grad
+            # is read again (its gradient belongs to the parameter itself): the captured
+            # graph, run as it is on the caller's tensors, behaves as eager does
             return tuple(mod.forward(*inputs))
         outs = None
         if needs_autograd(inputs):

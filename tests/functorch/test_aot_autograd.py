@@ -141,6 +141,24 @@ def test_mutation_seen_through_an_aliasing_input():
         close(x, ember.ones(3, 3))
 
 
+def test_parameter_written_under_no_grad_then_used_keeps_its_gradient():
+    lin = nn.Linear(3, 2)
+    lin2 = copy.deepcopy(lin)
+
+    def make(m):
+        def f(x):
+            with ember.no_grad():
+                m.weight.mul_(0.5)
+            return m(x).sum()
+        return f
+    x = ember.randn(4, 3)
+    make(lin)(x).backward()
+    ember.compile(make(lin2), backend="aot_eager")(x).backward()
+    close(lin.weight, lin2.weight)
+    close(lin.weight.grad, lin2.weight.grad)
+    close(lin.bias.grad, lin2.bias.grad)
+
+
 def test_mutated_non_leaf_input_keeps_history():
     w = ember.randn(4, 3, requires_grad=True)
 
