@@ -118,6 +118,9 @@ def capture(fn, args, kwargs=None, *, dynamic_shapes=None, module=None, what="ex
             return outs
         return run
 
+    from .._dynamo.runtime import _FRAME_STATE
+    code = getattr(getattr(forward, "__func__", forward), "__code__", None)
+    saved_state = _FRAME_STATE.pop(code, None)   # sizes seen by earlier compiles: not ours
     try:
         marks = apply_dynamic_shapes(forward, args, kwargs, dynamic_shapes)
         compiled = _dynamo.compile(fn, backend=backend, fullgraph=True, dynamic=None)
@@ -136,6 +139,9 @@ def capture(fn, args, kwargs=None, *, dynamic_shapes=None, module=None, what="ex
         raise exc.UserError(str(e)) from e
     finally:
         _restore(snap)
+        _FRAME_STATE.pop(code, None)
+        if saved_state is not None:
+            _FRAME_STATE[code] = saved_state
     if "gm" not in got:
         if isinstance(result, Tensor) or any(isinstance(x, Tensor)
                                              for x in tree_flatten(result)[0]):

@@ -170,3 +170,40 @@ def test_run_decompositions_gives_primitives():
 def test_aot_compile_names_the_issue():
     with pytest.raises(NotImplementedError, match="issue 11 point 4"):
         ember.export.aot_compile(None, "x.so")
+
+
+def test_user_input_mutation_and_kwargs():
+    class Acc(ember.nn.Module):
+        def forward(self, x, *, scale):
+            x.add_(1)
+            return x * scale
+    x = ember.zeros(3)
+    ep = export(Acc(), (x,), {"scale": ember.full((3,), 2.0)})
+    assert ember.equal(x, ember.zeros(3))          # export leaves the example alone
+    kinds = [s.kind.name for s in ep.graph_signature.output_specs]
+    assert kinds == ["USER_INPUT_MUTATION", "USER_OUTPUT"]
+    y = ember.zeros(3)
+    out = ep.module()(y, scale=ember.full((3,), 3.0))
+    assert ember.equal(y, ember.ones(3)) and ember.equal(out, ember.full((3,), 3.0))
+
+
+def test_weights_fall_back_to_ember_format_without_safetensors(monkeypatch, tmp_path):
+    from ember.utils import safetensors as st
+
+    def missing(*a, **k):
+        raise ImportError("no safetensors")
+    monkeypatch.setattr(st, "save", missing)
+    m = ember.nn.Linear(3, 2)
+    save(export(m, (ember.randn(2, 3),)), str(tmp_path / "p.zip"))
+    import zipfile
+    assert "ember_export/weights.pt" in zipfile.ZipFile(tmp_path / "p.zip").namelist()
+    x = ember.randn(2, 3)
+    np.testing.assert_allclose(load(str(tmp_path / "p.zip")).module()(x).detach().numpy(),
+                               m(x).detach().numpy(), rtol=1e-6)
+
+
+def test_export_is_independent_of_earlier_compiles():
+    m = ember.nn.Linear(3, 2)
+    export(m, (ember.randn(5, 3),))
+    ep = export(m, (ember.randn(7, 3),))
+    assert ep._input_shapes == [("float32", [7, 3])] and ep.range_constraints == {}
