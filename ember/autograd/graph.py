@@ -246,30 +246,6 @@ def _type_str(t):
 _NO_EDGE = (None, 0)
 
 
-class OpCtx:
-    """What a vjp sees: the op's arguments (saved ones only), outputs, and flags."""
-    __slots__ = ("node", "_args", "_out", "needs_input_grad", "shapes", "dtypes")
-
-    @property
-    def args(self):
-        node = self.node
-        if self._args is None:
-            raise RuntimeError(_FREED)
-        return [a.unpack(node) if isinstance(a, SavedTensor) else
-                ([x.unpack(node) if isinstance(x, SavedTensor) else x for x in a]
-                 if isinstance(a, list) else a)
-                for a in self._args]
-
-    @property
-    def out(self):
-        if self._out is None:
-            raise RuntimeError(_FREED)
-        if isinstance(self._out, tuple):
-            return tuple(None if s is None else s.unpack(self.node, i)
-                         for i, s in enumerate(self._out))
-        return self._out.unpack(self.node)
-
-
 def _release(saved):
     if isinstance(saved, SavedTensor):
         return FREED
@@ -279,49 +255,82 @@ def _release(saved):
 
 
 class OpNode(Node):
-    """Backward of a registry op: calls op.vjp(ctx, *grads)."""
+    """Backward of a registry op: calls op.vjp(ctx, *grads) with the node as its ctx.
 
-    # no __init__: record / record_binary build nodes with object.__new__ and set
-    # _sequence_nr, _anomaly_trace, op, ctx (and num_outputs) inline: this is hot
+    Note: the node is its own ctx (one object per recorded op): the vjp reads
+    `ctx.args` (the saved arguments, unpacked), `ctx.out` (saved outputs),
+    `ctx.needs_input_grad`, `ctx.shapes` and `ctx.dtypes` from the node's fields. There
+    is no __init__: `record` / `record_binary` build nodes with object.__new__ and set
+    the fields inline, because this runs for every op that records history."""
+    _args = needs_input_grad = shapes = dtypes = None
+    _out = ()                # nothing saved of the outputs (save_out ops set SavedTensors)
+    out_meta = ()            # multi-output nodes: [(shape, dtype)] per output, to give a
+                             # missing output gradient as zeros (one output: a None grad
+                             # means all are None and the node is skipped)
 
-    out_meta = ()            # [(shape, dtype)] per output; record_binary's nodes have one
-                             # output, never materialized (a None grad skips the node)
+    @property
+    def ctx(self):
+        return self
+
+    @property
+    def node(self):
+        return self
 
     def name(self):
         return _node_name(self.op.name)
 
-    def apply(self, grads):
-        ctx = self.ctx
-        if any(g is None for g in grads):
-            grads = [g if g is not None else _materialize(self, i) for i, g in enumerate(grads)]
-        ctx.node = self          # set only while the vjp runs: no node<->ctx cycle
-        try:
-            res = self.op.vjp(ctx, *grads)
-        finally:
-            ctx.node = None
-        if not isinstance(res, (tuple, list)):
-            res = (res,)
-        return _flatten_grads(res, ctx.needs_input_grad)
+    @property
+    def args(self):
+        if self._args is None:
+            raise RuntimeError(_FREED)
+        return [a.unpack(self) if isinstance(a, SavedTensor) else
+                ([x.unpack(self) if isinstance(x, SavedTensor) else x for x in a]
+                 if isinstance(a, list) else a)
+                for a in self._args]
+
+    @property
+    def out(self):
+        out = self._out
+        if out is None:
+            raise RuntimeError(_FREED)
+        if isinstance(out, tuple):
+            return tuple(None if s is None else s.unpack(self, i) for i, s in enumerate(out))
+        return out.unpack(self)
 
     @property
     def _input_meta(self):
-        return self.ctx.shapes, self.ctx.dtypes
+        return self.shapes, self.dtypes
+
+    def apply(self, grads):
+        if self.num_outputs == 1:
+            if grads[0] is None:        # no gradient in means none out
+                return [None] * len(self.next_functions)
+        elif any(g is None for g in grads):
+            grads = [g if g is not None else _materialize(self, i) for i, g in enumerate(grads)]
+        res = self.op.vjp(self, *grads)
+        if not isinstance(res, (tuple, list)):
+            res = (res,)
+        return _flatten_grads(res, self.needs_input_grad)
 
     def release(self):
         """Free the saved tensors (not the other arguments): a node that saved none can
-        run again, as in torch."""
-        ctx = self.ctx
-        if ctx._args is not None:
-            ctx._args = [_release(a) for a in ctx._args]
-        out = ctx._out
-        if out.__class__ is tuple:
-            ctx._out = tuple(_release(o) for o in out)
-        elif out is not None:
-            ctx._out = FREED
+        run again, as in torch. An argument list with nothing saved (it may be shared
+        per op, see record_binary) is kept as it is."""
+        args = self._args
+        if args is not None:
+            for a in args:
+                if a.__class__ is SavedTensor or a.__class__ is list:
+                    self._args = [_release(a) for a in args]
+                    break
+        out = self._out
+        if out.__class__ is SavedTensor:
+            self._out = FREED
+        elif out.__class__ is tuple and out:
+            self._out = tuple(_release(o) for o in out)
 
     @property
     def _saved_tensors(self):
-        return tuple(a.t for a in (self.ctx._args or ()) if isinstance(a, SavedTensor)
+        return tuple(a.t for a in (self._args or ()) if isinstance(a, SavedTensor)
                      and a is not FREED)
 
 
@@ -342,8 +351,9 @@ _NODE_CLASSES = {}
 
 def _node_class(opname):
     """One OpNode subclass per op, named like torch's (type(y.grad_fn).__name__)."""
-    name = _node_name(opname)
-    cls = _NODE_CLASSES[opname] = type(name, (OpNode,), {})
+    cls = _NODE_CLASSES.get(opname)
+    if cls is None:
+        cls = _NODE_CLASSES[opname] = type(_node_name(opname), (OpNode,), {})
     return cls
 
 
@@ -395,151 +405,13 @@ def gradient_edge(t):
 
 
 def record(op, args, out):
-    """Attach an OpNode for `op` to its outputs (called by OpDef.execute).
-
-    A one-output op gets a OneOutputNode, which is its own ctx (one object fewer per
-    recorded op, and the shape of record_binary's nodes); multi-output ops keep the
-    OpNode + OpCtx pair, whose apply materializes the outputs' missing gradients."""
-    if out.__class__ is not tuple:
-        return _record_one(op, args, out)
-    edges = []
-    needs = []
-    shapes = []
-    dtypes = []
-    saved = []
-    save = op.save
-    i = 0
-    for a in args:
-        if isinstance(a, Tensor):
-            rg = a._rg
-            edges.append(gradient_edge(a) if rg else _NO_EDGE)
-            needs.append(rg)
-            shapes.append(a._data.shape)
-            dtypes.append(a._dtype)
-            saved.append(SavedTensor(a) if save is None or (save and i in save) else None)
-        elif isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
-            n = []
-            for x in a:
-                edges.append(gradient_edge(x) if x._rg else _NO_EDGE)
-                n.append(x._rg)
-                shapes.append(x._data.shape)
-                dtypes.append(x._dtype)
-            needs.append(tuple(n))
-            saved.append([SavedTensor(x) for x in a] if save is None or i in save else None)
-        else:
-            needs.append(None)
-            saved.append(a)
-        i += 1
-    multi = out.__class__ is tuple
-    outs = out if multi else (out,)
-    ctx = _new(OpCtx)
+    """Attach an OpNode for `op` to its outputs (called by OpDef.execute): edges to the
+    inputs' nodes, the arguments the vjp reads (`op.save`), the inputs' shapes and dtypes
+    (the engine sums a broadcast gradient back and casts it, as PyTorch's engine does)."""
     cls = op._node_cls
     if cls is None:
-        cls = op._node_cls = _NODE_CLASSES.get(op.name) or _node_class(op.name)
+        cls = op._node_cls = _node_class(op.name)
     node = _new(cls)                        # Node.__init__, inlined: this is hot
-    node._sequence_nr = _next(_SEQ)
-    if _ANOMALY.enabled:
-        node._anomaly_trace = _forward_trace()
-    node.op = op
-    node.ctx = ctx
-    if multi:
-        node.num_outputs = len(outs)
-    node.next_functions = tuple(edges)
-    ctx.node = None
-    ctx._args = saved
-    ctx.needs_input_grad = tuple(needs)
-    ctx.shapes = shapes
-    ctx.dtypes = dtypes
-    if op.save_out:
-        sv = tuple(SavedTensor(_alias(o, o._data), True, _wref(o)) for o in outs)
-        ctx._out = sv if multi else sv[0]
-    else:
-        ctx._out = ()
-    nondiff = op.nondiff_outputs
-    meta = []
-    for i, o in enumerate(outs):
-        d = o._dtype
-        meta.append((o._data.shape, d))
-        if d._kind < 2 or (nondiff and i in nondiff):
-            continue
-        o._grad_fn = node
-        o._output_nr = i
-        o._rg = True
-        if o._base is not None:
-            o._view_version = o._storage.version
-    node.out_meta = meta
-    return node
-
-
-def zeros_like_meta(shape, dtype):
-    from ..ops.creation import zeros
-    return zeros(shape, dtype=dtype)
-
-
-def _materialize(node, i):
-    shape, dtype = node.out_meta[i]
-    return zeros_like_meta(shape, dtype)
-
-
-class OneOutputNode(OpNode):
-    """The node of a one-output op (record's and record_binary's): an OpNode that is
-    its own ctx (one object fewer per recorded op); `ctx.args`/`ctx.out` read the
-    same slots."""
-    _args = needs_input_grad = shapes = dtypes = None
-    _out = ()                # nothing saved of the output (save_out ops set a SavedTensor)
-
-    @property
-    def ctx(self):
-        return self
-
-    @property
-    def node(self):
-        return self
-
-    args = OpCtx.args
-    out = OpCtx.out
-
-    @property
-    def _input_meta(self):
-        return self.shapes, self.dtypes
-
-    def release(self):
-        """OpNode.release without the ctx indirection; a node that saved nothing (its
-        argument list may be shared per op) keeps its list."""
-        args = self._args
-        if args is not None:
-            for a in args:
-                if a.__class__ is SavedTensor or a.__class__ is list:
-                    self._args = [_release(a) for a in args]
-                    break
-        if self._out.__class__ is SavedTensor:
-            self._out = FREED
-
-    def apply(self, grads):
-        if grads[0] is None:        # one output: no gradient in means none out
-            return [None] * len(self.next_functions)
-        res = self.op.vjp(self, *grads)
-        if not isinstance(res, (tuple, list)):
-            res = (res,)
-        return _flatten_grads(res, self.needs_input_grad)
-
-
-_ONE_OUTPUT_CLASSES = {}
-
-
-def _one_output_class(opname):
-    cls = _ONE_OUTPUT_CLASSES.get(opname)
-    if cls is None:
-        cls = _ONE_OUTPUT_CLASSES[opname] = type(_node_name(opname), (OneOutputNode,), {})
-    return cls
-
-
-def _record_one(op, args, out):
-    """`record` for a one-output op: the same fields, on a OneOutputNode."""
-    cls = op._one_output_cls
-    if cls is None:
-        cls = op._one_output_cls = _one_output_class(op.name)
-    node = _new(cls)
     node._sequence_nr = _next(_SEQ)
     if _ANOMALY.enabled:
         node._anomaly_trace = _forward_trace()
@@ -586,28 +458,56 @@ def _record_one(op, args, out):
     node.needs_input_grad = tuple(needs)
     node.shapes = shapes
     node.dtypes = dtypes
+    nondiff = op.nondiff_outputs
+    if out.__class__ is not tuple:
+        if op.save_out:
+            node._out = saved_output(out)
+        if out._dtype._kind >= 2 and not (nondiff and 0 in nondiff):
+            _attach(out, node, 0)
+        return node
+    node.num_outputs = len(out)
     if op.save_out:
-        node._out = saved_output(out)
-    d = out._dtype
-    if d._kind >= 2 and not (op.nondiff_outputs and 0 in op.nondiff_outputs):
-        out._grad_fn = node
-        out._rg = True
-        if out._base is not None:
-            out._view_version = out._storage.version
+        node._out = tuple(saved_output(o) for o in out)
+    meta = []
+    for i, o in enumerate(out):
+        d = o._dtype
+        meta.append((o._data.shape, d))
+        if d._kind >= 2 and not (nondiff and i in nondiff):
+            _attach(o, node, i)
+    node.out_meta = meta
     return node
+
+
+def _attach(o, node, i):
+    """Output `i` of `node`: it requires grad, and a view notes its storage's version."""
+    o._grad_fn = node
+    o._output_nr = i
+    o._rg = True
+    if o._base is not None:
+        o._view_version = o._storage.version
+
+
+def zeros_like_meta(shape, dtype):
+    from ..ops.creation import zeros
+    return zeros(shape, dtype=dtype)
+
+
+def _materialize(node, i):
+    shape, dtype = node.out_meta[i]
+    return zeros_like_meta(shape, dtype)
 
 
 def record_binary(op, a, b, extra, out):
     """`record` for the pointwise fast path: two tensors of one dtype, one output.
 
     Note: this runs for every binary op on a tensor that requires grad, so it is
-    `record` unrolled: the node is its own ctx (OneOutputNode), built without an
+    `record` unrolled: the node is its own ctx (OpNode), built without an
     __init__ frame, leaf edges are read inline, and the node class and, for ops that
     save nothing, the argument list and needs_input_grad tuples are cached per op
-    (OpDef._one_output_cls, OpDef._nosave_args)."""
-    cls = op._one_output_cls
+    (OpDef._node_cls, OpDef._nosave_args)."""
+    cls = op._node_cls
     if cls is None:
-        cls = op._one_output_cls = _one_output_class(op.name)
+        cls = op._node_cls = _node_class(op.name)
     node = _new(cls)
     node._sequence_nr = _next(_SEQ)
     if _ANOMALY.enabled:

@@ -154,9 +154,8 @@ class OpDef:
 
     # in-place variants: does the gradient w.r.t. input 0 read input 0? (see inplace())
     self_grad_uses_self = True
-    # autograd's per-op caches, filled by graph.record_binary on first use
+    # autograd's per-op caches, filled by graph.record / record_binary on first use
     _node_cls = None         # the op's OpNode subclass (AddBackward0, ...)
-    _one_output_cls = None   # its OneOutputNode subclass (one-output ops and record_binary)
     _nosave_args = None      # (extra, [None, None, *extra], needs table) for ops saving nothing
     # fake outputs' strides (_meta_layout.py): None picks by tag; "contiguous", "k"
     # (the inputs' order='K' layout) or "probe" (the kernel on tiny stand-ins) override
