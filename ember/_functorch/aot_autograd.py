@@ -608,9 +608,3 @@ def _hashable(a):
         return a
     except TypeError:
         return repr(a)
-
-
-def _flatten_args(args):
-    flat = []
-    map_aggregate(args, lambda x: flat.append(x) or x)
-    return flat
