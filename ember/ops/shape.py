@@ -600,7 +600,8 @@ def split_with_sizes(input, split_sizes, dim=0):
     if input._data.ndim == 0:
         raise RuntimeError("split_with_sizes expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, input._data.ndim, "split_with_sizes")
-    sizes = tuple(int(s) for s in split_sizes)
+    # a symbolic size (capture) stays one: int() would bake its example value into graphs
+    sizes = tuple(s if isinstance(s, SymInt) else int(s) for s in split_sizes)
     _split_meta(input, sizes, d)
     return dispatch(SPLIT, (input, sizes, d))
 
