@@ -842,10 +842,10 @@ def movedim(input, source, destination):
 def unflatten(input, dim, sizes):
     n = input._data.ndim
     d = _wrap_dim(dim, n, "unflatten")
-    sizes = tuple(int(s) for s in sizes)
+    sizes = tuple(s if isinstance(s, SymInt) else int(s) for s in sizes)
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
-    have = input._data.shape[d]
+    have = input.shape[d]             # Tensor.shape: symbolic under capture, unlike _data's
     known = 1
     for s in sizes:
         if s != -1:
@@ -853,7 +853,7 @@ def unflatten(input, dim, sizes):
     if (-1 not in sizes and known != have) or (-1 in sizes and (known == 0 or have % known)):
         raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
                            f"size of dim {dim} ({have}) in the input tensor")
-    shp = input._data.shape
+    shp = tuple(input.shape)
     return view(input, shp[:d] + sizes + shp[d + 1:])
 
 
