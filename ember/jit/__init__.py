@@ -103,5 +103,18 @@ def is_tracing():
     return False
 
 
+def _fork_captured(func, *args, **kwargs):
+    """fork under ember's capture (trace/script/compile): the graph computes the task in
+    line; its 'future' is the value itself, which _wait_captured hands back."""
+    return func(*args, **kwargs)
+
+
+def _wait_captured(future):
+    return future
+
+
+fork._ember_capture_as = _fork_captured
+wait._ember_capture_as = _wait_captured
+
 from ._script import (ScriptModule, ScriptFunction, trace, script, load, freeze,  # noqa: E402
                       optimize_for_inference, trace_module)

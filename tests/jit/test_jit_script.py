@@ -99,13 +99,13 @@ def test_freeze_and_optimize_for_inference():
         np.testing.assert_allclose(opt(x).numpy(), want, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.xfail(strict=True, raises=RuntimeError,
-                   reason="ember's capture treats jit.fork as an opaque ember call returning a "
-                   "Future it cannot put in a graph; tracing through fork/wait is not done")
 def test_fork_wait_inside_traced_function():
     def f(x):
         fut = ember.jit.fork(ember.mul, x, 2)
         return ember.jit.wait(fut) + x
     x = ember.randn(4, 3)
     tf = ember.jit.trace(f, (x,))
+    assert "mul" in tf.code and "fork" not in tf.code     # the task is in the graph
     np.testing.assert_allclose(tf(x).numpy(), (x * 3).numpy(), rtol=1e-6)
+    cf = ember.compile(f, fullgraph=True, backend="eager")
+    np.testing.assert_allclose(cf(x).numpy(), (x * 3).numpy(), rtol=1e-6)
