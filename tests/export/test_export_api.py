@@ -207,3 +207,17 @@ def test_export_is_independent_of_earlier_compiles():
     export(m, (ember.randn(5, 3),))
     ep = export(m, (ember.randn(7, 3),))
     assert ep._input_shapes == [("float32", [7, 3])] and ep.range_constraints == {}
+
+
+def test_run_decompositions_keeps_dynamic_dims(tmp_path):
+    m = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.LayerNorm(4),
+                            ember.nn.Flatten(0)).eval()
+    ep = export(m, (ember.randn(5, 3),), dynamic_shapes=({0: Dim("b")},)).run_decompositions()
+    assert "layer_norm" not in {n.target.name for n in ep.graph.nodes
+                                if hasattr(n.target, "name")}
+    save(ep, str(tmp_path / "d.zip"))
+    mod = load(str(tmp_path / "d.zip")).module()
+    for b in (2, 9):
+        x = ember.randn(b, 3)
+        np.testing.assert_allclose(mod(x).detach().numpy(), m(x).detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
