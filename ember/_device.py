@@ -64,6 +64,7 @@ class DeviceUnavailableError(RuntimeError, AssertionError):
 
 
 _KNOWN = {"cpu", "cuda", "meta", "privateuse1", "mps", "xla"}
+CUSTOM = set()      # device types of registered PrivateUse1 backends (ember/_privateuse1.py)
 CPU = device("cpu")
 
 
@@ -80,7 +81,7 @@ def as_device(d):
 def check_supported(d):
     """ember's only built-in backend is NumPy on the cpu."""
     d = as_device(d)
-    if d.type not in ("cpu", "meta"):
+    if d.type not in ("cpu", "meta") and d.type not in CUSTOM:
         raise DeviceUnavailableError(
             f"ember: device '{d}' is not available (no backend registered for '{d.type}'; "
             "ember runs on cpu)")

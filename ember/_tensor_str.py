@@ -229,7 +229,9 @@ def tensor_repr(t, tensor_contents=None):
             suffixes.append(f"size={shape}")
         if not has_default_dtype:
             suffixes.append(f"dtype={t.dtype}")
-        body = _tensor_str(t, indent)
+        from ._device import CUSTOM
+        # a PrivateUse1 device tensor prints its values copied to the cpu
+        body = _tensor_str(t.detach().cpu() if t._device.type in CUSTOM else t, indent)
     if tensor_contents is not None:
         body = tensor_contents
     if t._grad_fn is not None:

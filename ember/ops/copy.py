@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
-from .._device import as_device, check_supported
+from .._device import CUSTOM, as_device, check_supported
 from .._dispatch import STATE, dispatch
 from .._tensor import Tensor
 from . import _elementwise
@@ -120,6 +120,9 @@ class CopyOp(OpDef):
             except ValueError as e:
                 _copy_meta(self_, src)
                 raise RuntimeError(f"copy_: {e}") from e
+        elif self_._device.type in CUSTOM:      # a PrivateUse1 device (ember/_privateuse1.py)
+            from .._privateuse1 import copy_into
+            copy_into(self, self_, src)
         else:
             _copy_meta(self_, src)
         self_._storage.version += 1
@@ -397,14 +400,17 @@ def to(self, *args, non_blocking=False, copy=False, memory_format=None, **kwargs
     if len(flags) == 2:
         copy = flags[1]
     dev, dtype = _parse_to(args, kwargs)
+    out = self
     if dev is not None:
         if check_supported(dev).type == "cpu" and self._backend == "meta" and not self._fake:
             raise NotImplementedError(f"to(): Cannot copy out of meta tensor; no data! (meta "
                                       f"tensor of shape {list(self._data.shape)} to {dev})")
-    out = self
+        if dev.type in CUSTOM or self._device.type in CUSTOM:     # a PrivateUse1 device
+            from .._privateuse1 import transfer
+            out = transfer(self, dev)
     if dtype is not None and dtype is not self._dtype:
-        out = dispatch(CAST, (self, dtype))
-    elif copy:
+        out = dispatch(CAST, (out, dtype))
+    elif copy and out is self:
         out = dispatch(CLONE, (self, None))
     return out
 
@@ -515,7 +521,8 @@ def _install():
                     ("short", D.int16), ("char", D.int8), ("byte", D.uint8),
                     ("bool", D.bool), ("cfloat", D.complex64), ("cdouble", D.complex128)]:
         setattr(T, name, (lambda d: lambda self, memory_format=None: cast(self, d))(d))
-    T.cpu = lambda self, memory_format=None: self
+    T.cpu = lambda self, memory_format=None: (self if self._device.type not in CUSTOM
+                                              else to(self, "cpu"))
     T.cuda = lambda self, *a, **k: to(self, "cuda")
     T.type_as = _type_as
     T.pin_memory = _pin_memory

@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
-from .._device import check_supported
+from .._device import CUSTOM, check_supported
 from .._dispatch import STATE, dispatch
 from .._symbolic import SymInt
 from .._tensor import Tensor, wrap, Size
@@ -82,7 +82,10 @@ def _check_layout(layout, opname):
 
 def _finish(t, requires_grad, device, opname="tensor"):
     if device is not None:
-        check_supported(device)
+        d = check_supported(device)
+        if d.type in CUSTOM and t._device != d:       # made on the cpu, moved to the device
+            from .._privateuse1 import transfer
+            t = transfer(t, d)
     if requires_grad is not None and not isinstance(requires_grad, (bool, np.bool_)):
         raise TypeError(f"{opname}(): argument 'requires_grad' must be bool, not "
                         f"{type(requires_grad).__name__}")
@@ -213,7 +216,7 @@ def _like(fn):
         if not isinstance(input, Tensor):
             raise TypeError(f"{like.__name__}(): argument 'input' (position 1) must be Tensor, "
                             f"not {type(input).__name__}")
-        if device is None and input.is_meta:
+        if device is None and (input.is_meta or input._device.type in CUSTOM):
             device = input.device
         return fn(tuple(input.shape), *args, dtype=dtype or input.dtype,
                   requires_grad=requires_grad, device=device)
@@ -631,25 +634,30 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, layout=Non
                   requires_grad=requires_grad)
 
 
+def _new_device(self, device):
+    """Tensor.new_*'s device: the one given, else a PrivateUse1 tensor's own."""
+    return device if device is not None or self._device.type not in CUSTOM else self._device
+
+
 def _install():
     T = Tensor
 
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False,
                    layout=None, pin_memory=False):
-        return tensor(data, dtype=dtype or self.dtype, device=device,
+        return tensor(data, dtype=dtype or self.dtype, device=_new_device(self, device),
                       requires_grad=requires_grad)
 
     def _new(fn):
         def m(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
               pin_memory=False):
-            return fn(*size, dtype=dtype or self.dtype, device=device,
+            return fn(*size, dtype=dtype or self.dtype, device=_new_device(self, device),
                       requires_grad=requires_grad)
         m.__name__ = "new_" + fn.__name__
         return m
 
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
                  layout=None, pin_memory=False):
-        return full(size, fill_value, dtype=dtype or self.dtype, device=device,
+        return full(size, fill_value, dtype=dtype or self.dtype, device=_new_device(self, device),
                     requires_grad=requires_grad)
 
     T.new_tensor = new_tensor
@@ -660,8 +668,8 @@ def _install():
     def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,
                           layout=None, pin_memory=False):
         from .misc import empty_strided
-        return empty_strided(size, stride, dtype=dtype or self.dtype, device=device,
-                             requires_grad=requires_grad)
+        return empty_strided(size, stride, dtype=dtype or self.dtype,
+                             device=_new_device(self, device), requires_grad=requires_grad)
 
     T.new_empty_strided = new_empty_strided
     T.new_full = new_full

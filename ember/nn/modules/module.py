@@ -378,7 +378,7 @@ class Module:
         return self._apply(lambda t: t.type(dst_type))
 
     def cpu(self):
-        return self
+        return self.to("cpu")      # no copies for tensors already there
 
     def cuda(self, device=None):
         return self.to("cuda")
