@@ -98,6 +98,8 @@ def decompose_graph(gm):
                 with _Record(g, node_of):
                     out = n.target(*fargs, **fkw)
                 new = _result_node(out, node_of, g)
+                if new is not None and not _same_meta(out, n.meta.get("val")):
+                    new = None        # the decomposition disagrees with the op's meta
                 if new is not None:
                     env[n] = new
                     changed = True
@@ -113,6 +115,14 @@ def decompose_graph(gm):
         return gm
     g.eliminate_dead_code()
     return GraphModule(gm, g)
+
+
+def _same_meta(out, val):
+    """Whether a decomposition's result has the composite's dtype and shape (a
+    decomposition that promotes differently from the eager kernel is not used)."""
+    if not isinstance(val, Tensor):
+        return True
+    return out.dtype == val.dtype and [str(a) for a in out.shape] == [str(b) for b in val.shape]
 
 
 def _result_node(out, node_of, g):
