@@ -10,6 +10,7 @@ The capture runs the graph once on the example inputs to learn the output nestin
 module's state, the inputs and the random generator are restored afterwards.
 """
 import inspect
+import keyword
 import re
 
 from .. import nn
@@ -289,6 +290,9 @@ def _build(fn, forward, module, args, kwargs, in_leaves, in_spec, marks, got, re
             input_shapes.append(None)
             continue
         node = g.placeholder(name)
+        if node.name != name and not keyword.iskeyword(name) and \
+                all(n.name != name for n in g.nodes):
+            node.name = node.target = name      # torch.export keeps `input` (a builtin)
         nodes = leaf_node.get(i, [])
         for n in nodes:
             env[n] = node
