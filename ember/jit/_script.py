@@ -192,10 +192,36 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
     return ScriptModule(frozen_ep, mod.original_name, False)
 
 
+class _InductorGraph:
+    """The program's graph compiled by the inductor backend on the first call's inputs
+    (the backend specializes and guards itself); .graph/.code stay the captured ones."""
+
+    def __init__(self, gm):
+        self.gm = gm
+        self.graph = gm.graph
+        self._fn = None
+
+    @property
+    def code(self):
+        return self.gm.code
+
+    def print_readable(self, print_output=True):
+        return self.gm.print_readable(print_output)
+
+    def __call__(self, *args):
+        if self._fn is None:
+            from .._dynamo.backends.registry import lookup_backend
+            self._fn = lookup_backend("inductor")(self.gm, list(args))
+        return self._fn(*args)
+
+
 def optimize_for_inference(mod, other_methods=None):
-    """freeze + the compiler backend (ember.compile, inductor) for the forward."""
-    frozen = freeze(mod.eval() if isinstance(mod, ScriptModule) else mod)
-    from .. import compile as ember_compile
-    inner = frozen._mod
-    frozen._mod = ember_compile(inner, backend="inductor")
-    return frozen
+    """freeze, then the graph compiled by the compiler backend (inductor: fused C kernels)
+    on the first call."""
+    frozen = freeze(mod)
+    from ..export._program import ExportedProgram
+    ep = frozen._ep
+    fast = ExportedProgram(_InductorGraph(ep.graph_module), ep.graph_signature, ep.state_dict,
+                           ep.range_constraints, ep.constants, in_spec=ep._in_spec,
+                           out_spec=ep._out_spec, input_shapes=ep._input_shapes)
+    return ScriptModule(fast, frozen.original_name, False)
