@@ -97,6 +97,7 @@ def test_freeze_and_optimize_for_inference():
         np.testing.assert_allclose(frozen(x).numpy(), want, rtol=1e-6)
         opt = ember.jit.optimize_for_inference(traced)
         np.testing.assert_allclose(opt(x).numpy(), want, rtol=1e-4, atol=1e-5)
+        assert opt.exported_program.graph_module._fn is not None     # the backend ran
 
 
 def test_fork_wait_inside_traced_function():
