@@ -121,9 +121,21 @@ def _conv_forward(x, w, stride, padding, dilation, groups):
         res = np.matmul(cols, wm.transpose(0, 2, 1))              # (g, N*P, Og)
         res = res.reshape((groups, N, P, Og)).transpose(1, 0, 3, 2)
     else:       # one (Og, Cg*K) @ (Cg*K, P) product per image and group, in output layout
-        cols = win.transpose((0, 1, 2) + k_axes + out_axes).reshape(N, groups, Cg * K, P)
-        res = np.matmul(wm, cols)                                  # (N, g, Og, P)
+        perm = (0, 1, 2) + k_axes + out_axes
+        res = np.empty((N, groups, Og, P), np.result_type(x, w))
+        step = _chunk(groups * Cg * K * P, N)
+        for i in range(0, N, step):     # gather a cache-sized chunk of images, multiply it
+            part = win[i:i + step]
+            cols = part.transpose(perm).reshape(part.shape[0], groups, Cg * K, P)
+            np.matmul(wm, cols, out=res[i:i + step])
     return np.ascontiguousarray(res).reshape((N, O) + osize)
+
+
+def _chunk(per_image, n, budget=1 << 18):
+    """Images per chunk so that one chunk's column matrix (per_image elements each) stays
+    near `budget` elements (1 MiB of float32): the gather and the product that reads it
+    then run in cache, and the columns never exist for the whole batch at once."""
+    return max(1, min(n, budget // max(per_image, 1)))
 
 
 def _conv_transposed(x, w, stride, padding, dilation, output_padding, groups):
@@ -137,11 +149,50 @@ def _conv_transposed(x, w, stride, padding, dilation, output_padding, groups):
     if Cg == 1:         # depthwise: scatter a product per kernel offset, no column matrix
         return _depthwise(x, w, stride, padding, dilation, groups, True, osize)
     wm = np.ascontiguousarray(w.reshape(groups, Cg, Og * K).transpose(0, 2, 1))
+    if all(s == 1 for s in stride):
+        return _conv_transposed_s1(x, wm, kernel, padding, dilation, osize, padded, groups)
     cols = np.matmul(wm, x.reshape(N, groups, Cg, P))                # (N, g, Og*K, P)
     cols = cols.reshape((N, groups, Og) + kernel + isize)
     out = _col2im(cols, 3, kernel, padded, dilation, stride)
     out = _crop(out, padding, osize)
     return np.ascontiguousarray(out).reshape((N, groups * Og) + osize)
+
+
+def _conv_transposed_s1(x, wm, kernel, padding, dilation, osize, padded, groups):
+    """Stride-1 transposed convolution without col2im's strided scatter: the input is
+    widened with zeros to the padded output's row lengths, so that each kernel offset's
+    columns land on one contiguous run of the flattened padded output (a fixed shift);
+    the zero margins absorb the wrap-around. Images go in cache-sized chunks."""
+    N = x.shape[0]
+    n = len(kernel)
+    isize = x.shape[2:]
+    Cg, OgK = wm.shape[2], wm.shape[1]
+    Og, K = OgK // int(np.prod(kernel)), int(np.prod(kernel))
+    wide = (isize[0],) + tuple(padded[1:])          # the input on the padded grid's rows
+    L = int(np.prod(wide))
+    pstride = [int(np.prod(padded[i + 1:])) for i in range(n)]
+    shifts = [sum(o * d * ps for o, d, ps in zip(off, dilation, pstride))
+              for off in np.ndindex(*kernel)]
+    total = int(np.prod(padded))
+    dt = np.result_type(x, wm)
+    out = np.zeros((N, groups, Og, max(total, max(shifts) + L)), dt)
+    if wide == tuple(isize):
+        xw = x.reshape(N, groups, Cg, L)
+    else:
+        xw = np.zeros((N, groups, Cg) + wide, dt)
+        xw[(Ellipsis,) + tuple(slice(0, i) for i in isize)] = \
+            x.reshape((N, groups, Cg) + tuple(isize))
+        xw = xw.reshape(N, groups, Cg, L)
+    step = _chunk(groups * OgK * L, N)
+    for i in range(0, N, step):
+        part = xw[i:i + step]
+        cols = np.matmul(wm, part).reshape(part.shape[0], groups, Og, K, L)
+        o = out[i:i + step]
+        for k, sh in enumerate(shifts):
+            o[..., sh:sh + L] += cols[:, :, :, k]
+    out = out[..., :total].reshape((N, groups * Og) + tuple(padded))
+    out = _crop(out, padding, osize)
+    return np.ascontiguousarray(out)
 
 
 def _depthwise(x, w, stride, padding, dilation, groups, transposed, osize):
