@@ -11,6 +11,7 @@ callables) go through the ordinary dispatch path.
 """
 import ctypes
 import math
+import re
 
 import numpy as np
 
@@ -213,7 +214,7 @@ class _Gen:
                 self.extern(st)
         outs = [self.expr(a, True) for a in self.out_node.args[0]]
         self.emit(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-        src = "def call(inputs, gm, getattr_path):\n" + "\n".join(self.lines) + "\n"
+        src = "def call(inputs, gm, getattr_path):\n" + "\n".join(_free_dead(self.lines)) + "\n"
         return src
 
 
@@ -224,6 +225,30 @@ def generate_wrapper(sched, lib, out_node):
     ns = dict(g.glob)
     exec(compile(src, "<ember inductor wrapper>", "exec"), ns)   # noqa: S102 (our own code)
     return src, ns["call"]
+
+
+_NAME = re.compile(r"\b(?:t_|x_)?(?:in|buf|ext|attr)\d+\b")
+
+
+def _free_dead(lines):
+    """`del` each buffer/tensor name after the straight-line statement that reads it last,
+    so NumPy frees intermediates as soon as they are dead (inductor's buffer freeing; an
+    array still viewed by a live extern result stays alive through that view)."""
+    last = {}
+    for i, ln in enumerate(lines[:-1]):          # the return line keeps its names
+        for name in _NAME.findall(ln):
+            last[name] = i
+    keep = set(_NAME.findall(lines[-1])) if lines else set()
+    dead = {}
+    for name, i in last.items():
+        if name not in keep:
+            dead.setdefault(i, []).append(name)
+    out = []
+    for i, ln in enumerate(lines):
+        out.append(ln)
+        if i in dead:
+            out.append(f"    del {', '.join(sorted(dead[i]))}")
+    return out
 
 
 def _flat(x):
