@@ -166,7 +166,7 @@ from . import distributed  # noqa: E402,F401  (torch.distributed)
 # and `import torch.distributions` under `ember run` all still work.
 _LAZY_SUBMODULES = frozenset({"distributions", "hub", "testing", "masked", "nested",
                               "signal", "multiprocessing", "func", "fx", "_dynamo", "compiler",
-                              "_logging", "_numpy", "onnx", "export"})
+                              "_logging", "_numpy", "onnx", "export", "version"})
 _LAZY_ATTRS = {"vmap": "func", "cond": "_higher_order",
                "_register_device_module": "_privateuse1"}   # torch.vmap -> torch.func.vmap
 

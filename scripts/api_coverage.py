@@ -10,7 +10,8 @@ Then module paths: every public module of the installed torch package (found on 
 torch's own submodules are not imported), minus private ones (a component starting with
 "_"), device-specific ones (cuda, cudnn, mps, xpu, mtia, ...) and distributed internals
 (below torch.distributed.<pkg>), and whether `import ember.<path>` works for each -- what
-`ember run`'s import hook needs for `import torch.<path>`. --modules prints only this part.
+`ember run`'s import hook needs for `import torch.<path>`; and COMMON_PATHS, the paths
+programs commonly import, separately. --modules prints only this part.
 """
 import importlib
 import importlib.util
@@ -75,6 +76,68 @@ TOOLCHAINS = ("torch.ao", "torch.quantization", "torch.fx", "torch.onnx", "torch
               "torch.utils.tensorboard", "torch.utils.hipify", "torch.utils.data.datapipes",
               "torch.utils.model_dump", "torch.utils.bottleneck", "torch.compiler",
               "torch.contrib", "torch.numa", "torch.utils.viz", "torch.utils.cpp_extension")
+
+
+# Module paths PyTorch programs commonly import by name (`import torch.X`, `from torch.X import
+# Y`), each with a name programs take from it: all must resolve under `ember run`
+# (tests/test_module_paths.py checks them).
+COMMON_PATHS = {
+    "torch.nn.modules.activation": "MultiheadAttention",
+    "torch.nn.modules.linear": "Linear",
+    "torch.nn.modules.conv": "Conv2d",
+    "torch.nn.modules.batchnorm": "_BatchNorm",
+    "torch.nn.modules.loss": "_Loss",
+    "torch.nn.modules.module": "Module",
+    "torch.nn.modules.container": "Sequential",
+    "torch.nn.modules.rnn": "LSTM",
+    "torch.nn.modules.transformer": "TransformerEncoderLayer",
+    "torch.nn.modules.utils": "_pair",
+    "torch.nn.parameter": "Parameter",
+    "torch.nn.init": "kaiming_uniform_",
+    "torch.nn.functional": "cross_entropy",
+    "torch.nn.common_types": "_size_2_t",
+    "torch.nn.utils.rnn": "pad_sequence",
+    "torch.nn.utils.clip_grad": "clip_grad_norm_",
+    "torch.nn.utils.parametrize": "register_parametrization",
+    "torch.nn.parallel": "DistributedDataParallel",
+    "torch.nn.parallel.data_parallel": "DataParallel",
+    "torch.serialization": "safe_globals",
+    "torch.onnx": "export",
+    "torch.onnx.errors": "UnsupportedOperatorError",
+    "torch.onnx.utils": "export",
+    "torch.export": "export",
+    "torch.jit": "script",
+    "torch.fx": "symbolic_trace",
+    "torch.utils.tensorboard": "SummaryWriter",
+    "torch.utils.data": "DataLoader",
+    "torch.utils.data.distributed": "DistributedSampler",
+    "torch.utils.checkpoint": "checkpoint",
+    "torch.utils.dlpack": "from_dlpack",
+    "torch.utils.backend_registration": "rename_privateuse1_backend",
+    "torch.utils.hooks": "RemovableHandle",
+    "torch.autograd": "Function",
+    "torch.autograd.variable": "Variable",
+    "torch.autograd.functional": "jacobian",
+    "torch.autograd.profiler": "record_function",
+    "torch.optim.lr_scheduler": "StepLR",
+    "torch.optim.optimizer": "Optimizer",
+    "torch.amp": "GradScaler",
+    "torch.cpu.amp": "autocast",
+    "torch.cuda.amp": "GradScaler",
+    "torch.distributions": "Normal",
+    "torch.distributed": "init_process_group",
+    "torch.multiprocessing": "spawn",
+    "torch.version": "cuda",
+    "torch.hub": "load_state_dict_from_url",
+    "torch.testing": "assert_close",
+    "torch.profiler": "profile",
+    "torch.backends.cudnn": "benchmark",
+    "torch.func": "vmap",
+    "torch.fft": "rfft",
+    "torch.linalg": "norm",
+    "torch.special": "erf",
+    "torch.random": "manual_seed",
+}
 
 
 def _is_toolchain(path):
@@ -142,6 +205,10 @@ def module_report(md):
             f"(quantization, fx, onnx, export, package, benchmark utils, ...): "
             f"{program_have}/{len(program)} ({100.0 * program_have / len(program):.1f}%)")
     print(("**" + head + "**") if md else head)
+    common_missing = [p for p in COMMON_PATHS if not _resolves(p)]
+    print(f"commonly imported paths: {len(COMMON_PATHS) - len(common_missing)}/"
+          f"{len(COMMON_PATHS)} resolve" + (f"; missing: {' '.join(common_missing)}"
+                                             if common_missing else ""))
     for line in lines:
         print(line)
 

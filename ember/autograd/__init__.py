@@ -73,3 +73,4 @@ def _grad_batched(outputs, inputs, grads, retain_graph, create_graph, allow_unus
 from . import graph, function, functional  # noqa: E402,F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
 from . import forward_ad  # noqa: E402,F401  (torch.autograd.forward_ad)
+from .variable import Variable  # noqa: E402,F401  (torch.autograd.Variable, pre-0.4 programs)

@@ -1,0 +1,6 @@
+"""torch.cuda.amp: the device-specific autocast/GradScaler spellings (deprecated in PyTorch
+in favour of torch.amp.autocast("cuda") / torch.amp.GradScaler("cuda"), which they call)."""
+from .autocast_mode import autocast
+from .grad_scaler import GradScaler
+
+__all__ = ["autocast", "GradScaler"]
