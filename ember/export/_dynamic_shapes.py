@@ -141,9 +141,10 @@ def apply_dynamic_shapes(fn, args, kwargs, dynamic_shapes):
         size = t.shape[d]
         if size < 2:
             raise UserError(
-                f"dynamic_shapes{path}: the example size is {size}, but ember's capture "
-                f"specializes sizes 0 and 1; give an example of size >= 2 for "
-                f"{dim.__name__}")
+                f"Constraints violated ({dim.__name__})! You marked {dim.__name__} "
+                f"(inputs{path}) as dynamic but its example size is {size}, and ember's "
+                f"capture specializes sizes 0 and 1 to constants; give an example of size "
+                f">= 2 (the exported program then accepts sizes >= 2)")
         if not dim.min <= size <= dim.max:
             raise UserError(f"dynamic_shapes{path}: the example size {size} is outside "
                             f"{dim!r}'s range [{dim.min}, {dim.max}]")

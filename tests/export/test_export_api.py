@@ -224,3 +224,9 @@ def test_run_decompositions_keeps_dynamic_dims(tmp_path):
         x = ember.randn(b, 3)
         np.testing.assert_allclose(mod(x).detach().numpy(), m(x).detach().numpy(), rtol=1e-5,
                                    atol=1e-6)
+
+
+def test_example_size_one_for_a_dim_is_refused():
+    with pytest.raises(ember._dynamo.exc.UserError, match=r"Constraints violated \(b\)"):
+        export(ember.nn.Linear(3, 2), (ember.randn(1, 3),),
+               dynamic_shapes={"input": {0: Dim("b")}})
