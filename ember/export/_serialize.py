@@ -18,6 +18,7 @@ program.json (schema_version 1):
              {"float": "inf"|"-inf"|"nan"}, {"complex": [re, im]}, {"dtype": name},
              {"device": str}, {"memory_format": name}, {"layout": name},
              {"slice": [start, stop, step]}, {"ellipsis": null},
+             {"generator": "default"} (random ops: the default CPU generator),
              {"tensor_constant": key in the weights}
   signature: {"inputs": [{"kind", "name", "target", "persistent", "value"}],
               "outputs": [{"kind", "name", "target", "value"}]}  (kind: InputKind name)
@@ -92,6 +93,9 @@ def _encoder(consts):
             key = f"__constant__{len(consts)}"
             consts[key] = v.detach()
             return {"tensor_constant": key}
+        from .. import _random
+        if v is _random.default_generator:
+            return {"generator": "default"}     # random ops draw from the loader's default
         kind = type(v).__name__
         if kind in ("memory_format", "layout"):
             return {kind: str(v).split(".")[-1]}
@@ -129,6 +133,9 @@ def _decoder(env, weights):
             return slice(*(dec(a) for a in x))
         if tag == "ellipsis":
             return Ellipsis
+        if tag == "generator":
+            from .. import _random
+            return _random.default_generator
         if tag == "tensor_constant":
             return weights[x]
         raise ValueError(f"export.load: unknown argument tag {tag!r}")

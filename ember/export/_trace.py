@@ -267,10 +267,7 @@ def _build(fn, forward, module, args, kwargs, in_leaves, in_spec, marks, got, re
         raise exc.UserError(f"export: the graph reads {missing}, which named_parameters()/"
                             "named_buffers() do not list")
     for n, k in by_kind[InputKind.CONSTANT_TENSOR]:
-        src = n.meta.get("source", "")
-        m = re.fullmatch(r"L\['self'\]((?:\._modules\['\w+'\])*)\.(\w+)", src)
-        target = (".".join(re.findall(r"_modules\['(\w+)'\]", m.group(1)) + [m.group(2)])
-                  if m else f"lifted_tensor_{n_const}")
+        target = _attr_path(n.meta.get("source") or "", module) or f"lifted_tensor_{n_const}"
         n_const += 1
         env[n] = g.placeholder("c_" + target.replace(".", "_"))
         env[n].meta.update(n.meta)
@@ -364,6 +361,21 @@ def _build(fn, forward, module, args, kwargs, in_leaves, in_spec, marks, got, re
     return ExportedProgram(gm, sig, state_dict, range_constraints, constants,
                            in_spec=in_spec, out_spec=out_spec, input_shapes=input_shapes,
                            example_inputs=(args, kwargs))
+
+
+def _attr_path(src, module):
+    """'a.b.table' for a capture source L['self']._modules['a']._modules['b'].table (the
+    module's own tensor attribute), else None."""
+    if module is None:
+        return None
+    m = re.fullmatch(r"L\['(\w+)'\]((?:\._modules\['\w+'\])*)\.(\w+)", src)
+    try:
+        first = next(iter(inspect.signature(type(module).forward).parameters))
+    except (StopIteration, TypeError, ValueError):
+        return None
+    if m is None or m.group(1) != first:
+        return None
+    return ".".join(re.findall(r"_modules\['(\w+)'\]", m.group(2)) + [m.group(3)])
 
 
 def _get(module, fqn):

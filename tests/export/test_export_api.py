@@ -230,3 +230,30 @@ def test_example_size_one_for_a_dim_is_refused():
     with pytest.raises(ember._dynamo.exc.UserError, match=r"Constraints violated \(b\)"):
         export(ember.nn.Linear(3, 2), (ember.randn(1, 3),),
                dynamic_shapes={"input": {0: Dim("b")}})
+
+
+def test_constant_tensor_attribute_and_random_ops_round_trip():
+    class K(ember.nn.Module):
+        def __init__(s):        # noqa: N805 - the self argument's name is free
+            super().__init__()
+            s.fc = ember.nn.Linear(3, 3)
+            s.table = ember.arange(3.0)
+            s.drop = ember.nn.Dropout(0.5)
+
+        def forward(s, x):      # noqa: N805
+            return s.drop(s.fc(x)) + s.table, None, 7
+    m = K()
+    ep = export(m, (ember.randn(2, 3),))
+    const = [(s.kind.name, s.arg.name, s.target) for s in ep.graph_signature.input_specs
+             if s.kind.name == "CONSTANT_TENSOR"]
+    assert const == [("CONSTANT_TENSOR", "c_table", "table")]      # torch.export's naming
+    buf = io.BytesIO()
+    save(ep, buf)
+    buf.seek(0)
+    mod = load(buf).module()
+    ember.manual_seed(0)
+    got = mod(ember.ones(2, 3))
+    ember.manual_seed(0)
+    want = m(ember.ones(2, 3))
+    assert got[1:] == (None, 7)
+    np.testing.assert_allclose(got[0].detach().numpy(), want[0].detach().numpy())
