@@ -156,8 +156,10 @@ def _decompose(ctx, node, args, opset):
         out = _convert_nodes(ctx, sub, sub.graph.nodes, opset)
     finally:
         ctx.depth -= 1
-    ctx.env[node] = out if not isinstance(out, (tuple, list)) else [
-        ctx.env.get(o) for o in out]
+    if isinstance(out, (tuple, list)):
+        ctx.env[node] = [ctx.env.get(o) if hasattr(o, "op") else None for o in out]
+    else:
+        ctx.env[node] = ctx.env[out]
     return True
 
 

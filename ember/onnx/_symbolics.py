@@ -583,3 +583,61 @@ def _arange(ctx, node, args):
         return ctx.b.const(start + step * np.arange(n, dtype=np.float64), dtype=dt) \
             if dt.kind == "f" else ctx.b.const(start + step * np.arange(n), dtype=dt)
     return None
+
+
+# ---------------------------------------------------------------- more math
+@symbolic("expm1", "log1p")
+def _expm1_log1p(ctx, node, args):
+    dt = _np_dtype(ctx.val(node))
+    x = _operand(ctx, args[0], dt)
+    one = ctx.b.const(np.asarray(1, dt))
+    if node.target.name == "expm1":
+        return ctx.b.op("Sub", [ctx.b.op("Exp", [x]), one])
+    return ctx.b.op("Log", [ctx.b.op("Add", [x, one])])
+
+
+def _reduce(ctx, op, name, axes, keepdim):
+    if ctx.b.opset >= 18:
+        return ctx.b.op(op, [name, ctx.b.ints(axes)], keepdims=int(keepdim))
+    return ctx.b.op(op, [name], axes=axes, keepdims=int(keepdim))
+
+
+@symbolic("var")
+def _var(ctx, node, args):
+    x, dims, correction, keepdim = args
+    shape = ctx.val(x).shape
+    axes = _axes(dims, len(shape))
+    if not all(is_static(shape[a]) for a in axes):
+        return None
+    n = int(np.prod([shape[a] for a in axes]))
+    corr = 1 if correction is None else correction
+    dt = _np_dtype(ctx.val(node))
+    xv = _operand(ctx, x, dt)
+    d = ctx.b.op("Sub", [xv, _reduce(ctx, "ReduceMean", xv, axes, True)])
+    ss = ctx.b.op("ReduceSum", [ctx.b.op("Mul", [d, d]), ctx.b.ints(axes)],
+                  keepdims=int(keepdim))
+    return ctx.b.op("Div", [ss, ctx.b.const(np.asarray(max(n - corr, 0), dt))])
+
+
+@symbolic("prod")
+def _prod(ctx, node, args):
+    x, dims, keepdim = args[0], args[1], args[2]
+    dt = _np_dtype(ctx.val(node))
+    return _reduce(ctx, "ReduceProd", _operand(ctx, x, dt), _axes(dims, len(ctx.val(x).shape)),
+                   keepdim)
+
+
+@symbolic("cumsum")
+def _cumsum(ctx, node, args):
+    dt = _np_dtype(ctx.val(node))
+    nd = max(len(ctx.val(args[0]).shape), 1)
+    return ctx.b.op("CumSum", [_operand(ctx, args[0], dt), ctx.b.const(
+        np.asarray(int(args[1]) % nd, np.int64))])
+
+
+@symbolic("topk")
+def _topk(ctx, node, args):
+    x, k, dim, largest, sorted_ = args
+    nd = len(ctx.val(x).shape)
+    return ctx.b.op("TopK", [ctx.v(x), ctx.sizes([k])], n_out=2, axis=int(dim) % nd,
+                    largest=int(largest), sorted=int(sorted_))
