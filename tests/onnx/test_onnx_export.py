@@ -315,3 +315,14 @@ def test_opsets_and_decompositions(opset):
     assert proto.opset_import[0].version == opset
     got, want, _ = export_and_run(Stats(), (x,), opset_version=opset)
     assert_close(got, want)
+
+
+def test_dynamic_axis_the_model_bakes_in_is_refused():
+    """float(x.shape[0]) makes the size a Python number: the capture keeps it static, and a
+    graph claiming a dynamic dim would be wrong for other sizes."""
+    class M(nn.Module):
+        def forward(self, x):
+            return x * float(x.shape[0])
+    with pytest.raises(ember.onnx.errors.SymbolicValueError, match="dim 0 of input 'x'"):
+        ember.onnx.export(M(), (ember.randn(3, 2),), io.BytesIO(), input_names=["x"],
+                          dynamic_axes={"x": [0]})
