@@ -386,8 +386,22 @@ def _avg_matrix(i, o, dtype):
     return (mask / (end - start)[:, None]).astype(dtype)
 
 
+def _even(isize, output_size):
+    """The window sizes when every output divides its input (global pooling, 2x): the
+    windows then tile the input, and pooling is a reshape and a mean."""
+    if all(o > 0 and i % o == 0 for i, o in zip(isize, output_size)):
+        return tuple(i // o for i, o in zip(isize, output_size))
+    return None
+
+
 def _adaptive_avg_np(n, x, output_size):
     xc = x.astype(np.float32) if _low(x) else x
+    win = _even(x.shape[x.ndim - n:], output_size)
+    if win is not None and x.size:
+        split = sum(((o, w) for o, w in zip(output_size, win)), ())
+        r = xc.reshape(x.shape[:x.ndim - n] + split)
+        r = r.mean(tuple(range(x.ndim - n + 1, x.ndim + n, 2)))
+        return r.astype(x.dtype, copy=False)
     for k in range(n):
         axis = x.ndim - n + k
         m = _avg_matrix(x.shape[axis], output_size[k], xc.dtype)
@@ -424,6 +438,13 @@ def _adaptive_avg_vjp(n):
     def vjp(ctx, grad):
         from .creation import tensor
         isize = ctx.shapes[0][-n:]
+        win = _even(isize, grad.shape[grad.dim() - n:])
+        if win is not None:     # each input gets its window's grad / window size
+            lead = tuple(grad.shape[:grad.dim() - n])
+            osize = tuple(grad.shape[grad.dim() - n:])
+            g = (grad / math.prod(win)).reshape(lead + sum(((o, 1) for o in osize), ()))
+            g = g.expand(lead + sum(((o, w) for o, w in zip(osize, win)), ()))
+            return g.reshape(lead + tuple(isize)), None
         g = grad
         for k in range(n):
             axis = grad.dim() - n + k

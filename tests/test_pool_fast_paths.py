@@ -1,0 +1,38 @@
+"""adaptive_avg_pool's evenly-dividing fast path (a reshape and a mean forward, an expand
+backward) against PyTorch, with double backward and half precision."""
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("shape,size", [((2, 3, 8, 6), (1, 1)), ((2, 3, 8, 6), (4, 3)),
+                                        ((3, 8, 6), (2, 2)), ((2, 2, 4, 6, 8), (2, 3, 1)),
+                                        ((2, 3, 8, 6), (8, 6))])
+def test_adaptive_avg_even_windows_match_torch(shape, size):
+    a = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    g = np.random.default_rng(1).standard_normal(shape[:-len(size)] + size).astype(np.float32)
+    res = []
+    for L in (ember, torch):
+        x = L.from_numpy(a.copy()).requires_grad_()
+        fn = getattr(L.nn.functional, f"adaptive_avg_pool{len(size)}d")
+        y = fn(x, size)
+        y.backward(L.from_numpy(g))
+        res.append((y.detach().numpy(), x.grad.numpy()))
+    for m, r in zip(*res):
+        assert m.shape == r.shape
+        np.testing.assert_allclose(m, r, rtol=1e-5, atol=1e-6)
+
+
+def test_adaptive_avg_even_windows_gradgrad_and_half():
+    x = ember.randn(1, 2, 4, 4, dtype=ember.float64, requires_grad=True)
+    fn = ember.nn.functional.adaptive_avg_pool2d
+    assert ember.autograd.gradcheck(lambda a: fn(a, (2, 1)) ** 2, [x])
+    assert ember.autograd.gradgradcheck(lambda a: fn(a, (2, 1)) ** 2, [x])
+    a = np.random.default_rng(0).standard_normal((2, 3, 4, 4)).astype(np.float16)
+    mine = fn(ember.from_numpy(a), 2)
+    ref = torch.nn.functional.adaptive_avg_pool2d(torch.from_numpy(a), 2)
+    assert mine.dtype == ember.float16
+    np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-3, atol=1e-3)
