@@ -232,6 +232,8 @@ def _addcmul(ctx, node, args):
 # ---------------------------------------------------------------- casts and copies
 @symbolic("clone", "contiguous", "alias", "detach", "lift_fresh_copy")
 def _identity(ctx, node, args):
+    if isinstance(args[0], np.ndarray):           # a constant the program made from data
+        return ctx.b.const(args[0])
     return ctx.b.op("Identity", [ctx.v(args[0])])
 
 
@@ -641,3 +643,16 @@ def _topk(ctx, node, args):
     nd = len(ctx.val(x).shape)
     return ctx.b.op("TopK", [ctx.v(x), ctx.sizes([k])], n_out=2, axis=int(dim) % nd,
                     largest=int(largest), sorted=int(sorted_))
+
+
+@symbolic("index")
+def _index(ctx, node, args):
+    """x[idx] with one integer index tensor: Gather along its dim (several index tensors or
+    a boolean mask take the decomposition, or are unsupported)."""
+    x, indices, dims = args
+    idx = [i for i in indices if i is not None]
+    if len(idx) != 1 or len(dims) != 1 or ctx.val(idx[0]).dtype.is_floating_point:
+        return None
+    if _np_dtype(ctx.val(idx[0])).kind == "b":
+        return None
+    return ctx.b.op("Gather", [ctx.v(x), ctx.v(idx[0])], axis=int(dims[0]))

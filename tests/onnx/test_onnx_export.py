@@ -326,3 +326,18 @@ def test_dynamic_axis_the_model_bakes_in_is_refused():
     with pytest.raises(ember.onnx.errors.SymbolicValueError, match="dim 0 of input 'x'"):
         ember.onnx.export(M(), (ember.randn(3, 2),), io.BytesIO(), input_names=["x"],
                           dynamic_axes={"x": [0]})
+
+
+class Misc(nn.Module):
+    def forward(self, x, i):
+        return (x[i], x[:, i], x[i, 1:], x.flip(0), x.repeat(2, 1), x.masked_fill(x > 0, 0.5),
+                F.pad(x, (1, 2)), x.tril(),
+                F.interpolate(x[None, None], scale_factor=2, mode="nearest"))
+
+
+def test_indexing_padding_and_decomposed_ops():
+    """Integer-tensor indexing (Gather), constants made from data (interpolate's indices),
+    and ops exported through their decompositions (flip, repeat, masked_fill, tril)."""
+    ember.manual_seed(0)
+    got, want, _ = export_and_run(Misc(), (ember.randn(4, 5), ember.tensor([0, 2])))
+    assert_close(got, want)
