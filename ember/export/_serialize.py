@@ -333,7 +333,12 @@ def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=None):
 
 def load(f, *, extra_files=None, expected_opset_version=None):
     """Reads a program written by save (a path or a binary file object)."""
-    with zipfile.ZipFile(f) as z:
+    try:
+        z = zipfile.ZipFile(f)
+    except zipfile.BadZipFile as e:
+        raise RuntimeError(f"ember.export.load: {f!r} is not an exported program (not a zip "
+                           f"archive: {e})") from e
+    with z:
         names = set(z.namelist())
         if _PREFIX + "program.json" not in names:
             raise RuntimeError(f"ember.export.load: {f!r} is not an exported program "
