@@ -37,6 +37,8 @@ def _warn_once(key, msg):
 def compile_fx_inner(gm, example_inputs, **kwargs):
     """Compile `gm` (an ember.fx.GraphModule of registry ops) to a callable returning a
     tuple, as the graph's forward does."""
+    if any(n.op == "placeholder" and "val" not in n.meta for n in gm.graph.nodes):
+        _fill_metas(gm, example_inputs)
     pgm = decompose_graph(gm)
     try:
         sched = Scheduler(pgm).run()
@@ -61,6 +63,16 @@ def compile_fx_inner(gm, example_inputs, **kwargs):
         _warn_once(("cc", str(e)[:200]), f"ember inductor: {e}\nfalling back to eager")
         return gm.forward
     return CompiledGraph(pgm, sched, lib, key)
+
+
+def _fill_metas(gm, example_inputs):
+    """node.meta["val"] from a fake run on the example inputs, for graphs built by hand
+    (the capture always records them); without them every node stays an extern call."""
+    from ..fx.passes.fake_tensor_prop import FakeTensorProp
+    try:
+        FakeTensorProp(gm).propagate(*example_inputs)
+    except Exception as e:       # noqa: BLE001  (no metas: the graph runs as extern calls)
+        log.debug("inductor: fake propagation failed (%s); nodes stay extern", e)
 
 
 def _simd():

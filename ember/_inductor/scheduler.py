@@ -153,8 +153,9 @@ class Scheduler:
             s = Scalar(f"f{k}", True)
             self.inputs.append(s)
             return s
-        self.inputs.append(None)
-        return Runtime(n)
+        r = Runtime(n)
+        self.inputs.append(r)
+        return r
 
     def _arg(self, a):
         if hasattr(a, "op"):

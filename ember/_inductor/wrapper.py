@@ -198,6 +198,8 @@ class _Gen:
                 self.bind_array(v, f"t_{v.name}")
             elif isinstance(v, Scalar):
                 self.emit(f"{v.name} = inputs[{i}]")
+            elif isinstance(v, Runtime):
+                self.emit(f"{self.runtime_name(v.node)} = inputs[{i}]")
             k += 1
         for b, name in s.attrs:
             if b is not None:
