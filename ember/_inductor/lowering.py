@@ -492,6 +492,41 @@ for _r in ("sum", "prod", "amax", "amin", "any", "all"):
     LOWERINGS[_r] = _reduction(_r)
 
 
+def max_pool2d_values(node, args):
+    """The values of max_pool2d_with_indices (when nothing reads the indices) as an amax
+    over a window view: out[..., oh, ow] = max over (kh, kw) of x[..., oh*s - p + kh*d, ...],
+    out-of-bounds taps read as -inf (the eager kernel's padding). None when unsupported."""
+    x = args[0]
+    ks = list(args[1]) if len(args) > 1 else []
+    stride = list(args[2]) if len(args) > 2 and args[2] else ks
+    pad = list(args[3]) if len(args) > 3 else [0, 0]
+    dil = list(args[4]) if len(args) > 4 else [1, 1]
+    ceil = args[5] if len(args) > 5 else False
+    ks, stride, pad, dil = (v * 2 if len(v) == 1 else v for v in (ks, stride, pad, dil))
+    if ceil or not isinstance(x, Value) or not x.dtype.is_floating_point or len(ks) != 2 \
+            or any(isinstance(v, SymInt) for v in ks + stride + pad + dil):
+        return None
+    out = list(node.meta["val"][0].shape)
+    lead = out[:-2]
+    H, W = x.shape[-2], x.shape[-1]
+    shape = out + [ks[0], ks[1]]
+    nl = len(lead)
+    rt = regtype(x.dtype)
+
+    def fn(ctx, idx):
+        oh, ow, kh, kw = idx[nl], idx[nl + 1], idx[nl + 2], idx[nl + 3]
+        ih = ctx.tmp("int64_t", f"{oh}*{stride[0]} - {pad[0]} + {kh}*{dil[0]}")
+        iw = ctx.tmp("int64_t", f"{ow}*{stride[1]} - {pad[1]} + {kw}*{dil[1]}")
+        hs, ws = ctx.size(H), ctx.size(W)
+        ok = ctx.tmp("bool", f"{ih} >= 0 && {ih} < {hs} && {iw} >= 0 && {iw} < {ws}")
+        ch = ctx.tmp("int64_t", f"{ih} < 0 ? 0 : ({ih} >= {hs} ? {hs} - 1 : {ih})")
+        cw = ctx.tmp("int64_t", f"{iw} < 0 ? 0 : ({iw} >= {ws} ? {ws} - 1 : {iw})")
+        v = x.load(ctx, list(idx[:nl]) + [ch, cw])
+        return ctx.tmp(rt, f"({ok} ? {v} : ({rt})-INFINITY)")
+    win = Pointwise(shape, x.dtype, fn, 1)
+    return Reduction(out, x.dtype, win, [nl + 2, nl + 3], out + [1, 1], "amax")
+
+
 def lower(node, args):
     """The IR value of prim `node` with lowered `args`, or None (then it is an extern)."""
     f = LOWERINGS.get(node.target.name)

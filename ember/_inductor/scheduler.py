@@ -16,7 +16,7 @@ from ..ops._registry import OpDef
 from . import config
 from .codegen_c import GroupCode, pointwise_kernel, reduction_kernel
 from .ir import Buffer, Reduction, Scalar, Value, supported_dtype
-from .lowering import lower
+from .lowering import lower, max_pool2d_values
 
 __all__ = ["Scheduler", "Runtime", "ExternStep", "GroupStep"]
 
@@ -183,6 +183,11 @@ class Scheduler:
             return False
         return True
 
+    @staticmethod
+    def _indices_unused(n):
+        return all(u.target is operator.getitem and (u.args[1] == 0 or not u.users)
+                   for u in n.users)
+
     def _view_for_extern(self, n, args):
         """A view of memory read by an extern call is the real (free) NumPy view, not a
         copy (linear's transposed weight going to matmul)."""
@@ -212,6 +217,12 @@ class Scheduler:
             if isinstance(base, (tuple, list)):
                 return base[n.args[1]]
         args = self._arg(n.args)
+        if isinstance(n.target, OpDef) and n.target.name == "max_pool2d_with_indices" \
+                and not n.kwargs and self._indices_unused(n) \
+                and not any(isinstance(a, (Runtime, Tensor)) for a in _flat(args)):
+            v = max_pool2d_values(n, list(args))
+            if v is not None and supported_dtype(v.dtype):
+                return (self.realize(v), None)
         if self._lowerable(n, args):
             v = lower(n, list(args))
             if v is not None:

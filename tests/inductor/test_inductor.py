@@ -360,3 +360,25 @@ def test_modes_and_options():
     ember._dynamo.reset()
     with pytest.raises(NotImplementedError, match="cpp_wrapper"):
         ember.compile(fn, options={"cpp_wrapper": True})(x)
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+                                dict(kernel_size=3, stride=1, padding=1, dilation=2),
+                                dict(kernel_size=2, ceil_mode=True)])
+def test_max_pool_values_generated_when_indices_unused(kw):
+    fn = lambda x: F.max_pool2d(x, **kw).relu()   # noqa: E731
+    f = compiled(fn)
+    x = ember.randn(2, 3, 9, 11)
+    x[0, 0, 0, 0] = float("nan")
+    assert_same(f(x), fn(x))
+    assert kernels(f) == [1 if kw.get("ceil_mode") else 2]   # ceil_mode stays extern
+
+
+def test_codecache_clear_command(tmp_path):
+    env = dict(os.environ, EMBER_CACHE_DIR=str(tmp_path))
+    (tmp_path / "inductor" / "ab").mkdir(parents=True)
+    (tmp_path / "inductor" / "ab" / "x.so").write_text("")
+    r = subprocess.run([sys.executable, "-m", "ember._inductor.codecache", "--clear"],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "cleared" in r.stdout
+    assert not (tmp_path / "inductor").exists()
