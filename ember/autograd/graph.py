@@ -375,6 +375,10 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         super().__init__()
+        # PyTorch's AccumulateGrad has the highest priority (sequence_nr UINT64_MAX): a
+        # leaf's gradient is stored, and its hooks (DDP's bucket all-reduce) run, as soon
+        # as it is ready, not after the rest of backward
+        self._sequence_nr = (1 << 64) - 1
         self._variable = weakref.ref(variable)
 
     @property
