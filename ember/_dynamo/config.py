@@ -68,4 +68,9 @@ rewrite_assert_with_torch_assert = True
 # Raise on `with ctx_manager` objects capture does not understand (else graph break).
 raise_on_ctx_manager_usage = True
 
+# Split graphs of a DDP-wrapped module at gradient-bucket boundaries (DDPOptimizer), so a
+# compiled backward still lets DDP overlap its all-reduces with the rest of backward.
+optimize_ddp = True
+
 install_config_module(sys.modules[__name__])
+

@@ -346,9 +346,10 @@ def _finish(tx, og, result, ctx, code):
         seg.gm = gm
         example = [t if t is not None else og.scalar_values[src.expr()]
                    for src, t, _ in og.inputs]
+        backend = _ddp_split(ctx.backend)
         try:
             with dynamo_timed("OutputGraph.call_user_compiler"):
-                seg.graph_fn = ctx.backend(gm, example)
+                seg.graph_fn = backend(gm, example)
         except Exception as e:       # noqa: BLE001
             raise BackendCompilerFailed(ctx.backend, e) from e
     else:
@@ -375,6 +376,19 @@ def _side_effects(rb, og):
             _, obj, name, val = eff
             lines.append(f"setattr({obj.source.expr()}, {name!r}, {rb.expr(val)})")
     return lines
+
+
+def _ddp_split(backend):
+    """Inside a DDP forward, graphs are split at its bucket boundaries (config.optimize_ddp)."""
+    from . import config
+    if not config.optimize_ddp:
+        return backend
+    from ..nn.parallel.distributed import DistributedDataParallel
+    ddp = DistributedDataParallel._get_active_ddp_module()
+    if ddp is None:
+        return backend
+    from .backends.distributed import DDPOptimizer
+    return DDPOptimizer(ddp.bucket_bytes_cap, backend).compile_fn
 
 
 def graph_is_empty(graph):

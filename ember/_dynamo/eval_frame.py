@@ -48,6 +48,16 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
             if _accepts_options(fn) else fn
     ctx = CompileContext(fn, fullgraph=fullgraph, dynamic=dynamic)
     from ..nn.modules.module import Module
+    from ..nn.parallel.distributed import DistributedDataParallel
+    if isinstance(model, DistributedDataParallel):
+        # DDP's own forward (buffer sync, reducer bookkeeping) stays eager; the wrapped
+        # module's forward is compiled, its graphs split at the bucket boundaries
+        inner = model.module
+        inner.__dict__["forward"] = _compiled_function(
+            types.MethodType(type(inner).forward, inner), ctx)
+        opt = OptimizedModule(model, ctx)
+        opt.__dict__["_ember_eager_call"] = True
+        return opt
     if isinstance(model, Module):
         return OptimizedModule(model, ctx)
     return _compiled_function(model, ctx)
@@ -135,6 +145,8 @@ class _OptimizedModuleBase:
     def __call__(self, *args, **kwargs):
         mod = self._orig_mod
         ctx = self.__dict__["_ember_ctx"]
+        if self.__dict__.get("_ember_eager_call"):
+            return mod(*args, **kwargs)
         if mod._forward_hooks or mod._forward_pre_hooks or mod._backward_hooks \
                 or mod._backward_pre_hooks or "forward" in mod.__dict__:
             fwd = mod.forward

@@ -61,6 +61,9 @@ class _DDPJoinHook(JoinHook):
         self.ddp._sync_final_model(is_last_joiner)
 
 
+_ACTIVE_DDP = []      # DDP modules whose forward is running (innermost last)
+
+
 class DistributedDataParallel(Module, Joinable):
     def __init__(self, module, device_ids=None, output_device=None, dim=0,
                  broadcast_buffers=True, init_sync=True, process_group=None,
@@ -194,6 +197,12 @@ class DistributedDataParallel(Module, Joinable):
                     stack.append(nxt)
         return [p for p in self.reducer.params if id(p) not in reached]
 
+    @staticmethod
+    def _get_active_ddp_module():
+        """The DDP module whose forward is running (what ember.compile's DDPOptimizer reads
+        the bucket size from), or None."""
+        return _ACTIVE_DDP[-1] if _ACTIVE_DDP else None
+
     # ----------------------------------------------------------------- forward
     def forward(self, *inputs, **kwargs):
         import ember
@@ -206,7 +215,11 @@ class DistributedDataParallel(Module, Joinable):
             self._sync_buffers()
         if self._join_config.enable:
             self._check_global_requires_backward_grad_sync(is_joined_rank=False)
-        output = self.module(*inputs, **kwargs)
+        _ACTIVE_DDP.append(self)          # ember.compile splits graphs at bucket boundaries
+        try:
+            output = self.module(*inputs, **kwargs)
+        finally:
+            _ACTIVE_DDP.pop()
         if grad_sync:
             self.require_forward_param_sync = True
             unused = self._unused_parameters(output) if self.find_unused_parameters else []
