@@ -104,6 +104,8 @@ EMBER_ONLY = {
     "prod": "prod.dim_IntList: one op reduces any set of dims (aten has prod and prod.dim_int)",
     "unique": "one op for _unique2/unique_dim: sorted/inverse/counts flags and optional dim",
     "_sparse_segment_sum": "the duplicate-summing scatter behind coalesce and to_dense",
+    "convolution_backward_weight": "convolution_backward's grad_weight alone (aten's op returns "
+                                   "all three grads under an output_mask)",
 }
 
 # Ops whose schema differs from aten's overload of the same name, and why.

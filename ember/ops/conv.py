@@ -18,6 +18,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import _dtype as D
 from .._dispatch import dispatch
+from ._composite import decomp_vjp
 from ._elementwise import type_name
 from ._registry import register
 from .matmul import _C10
@@ -400,8 +401,12 @@ def _conv_vjp(ctx, grad):
                 gsize, kernel, stride, padding, dilation, [0] * n))]
             gx = convolution(grad, w, None, stride, padding, dilation, True, extra, groups)
     if need_w:
-        gw = _weight_grad(grad, x, kernel, stride, padding, dilation, groups) if transposed \
-            else _weight_grad(x, grad, kernel, stride, padding, dilation, groups)
+        inp, gout = (grad, x) if transposed else (x, grad)
+        if inp.shape[1] // groups > 1:      # one GEMM over chunks of images
+            gw = dispatch(CONV_WEIGHT_GRAD, (inp, gout, list(kernel), stride, padding,
+                                             dilation, groups))
+        else:       # depthwise: the convolution route has the per-channel kernels
+            gw = _weight_grad(inp, gout, kernel, stride, padding, dilation, groups)
     if need_b:
         gb = grad.sum([0] + list(range(2, 2 + n)))
     return gx, gw, gb, None, None, None, None, None, None
@@ -418,7 +423,7 @@ def _weight_grad(inp, gout, kernel, stride, padding, dilation, groups):
     """sum over batch and positions of inp's windows times gout, as a convolution:
     inp (N, g*Ci, *S) becomes a batch of Ci images of g*N channels, gout (N, g*Co, *O)
     a grouped weight (g*Co, N, *O); stride and dilation swap. Returns (g*Co, Ci, *k)."""
-    N = inp.shape[0]
+    N, kernel = inp.shape[0], tuple(kernel)
     n = len(kernel)
     sp = tuple(range(3, 3 + n))
     ci, co = inp.shape[1] // groups, gout.shape[1] // groups
@@ -430,6 +435,48 @@ def _weight_grad(inp, gout, kernel, stride, padding, dilation, groups):
     r = _narrow_to(r, kernel)                                  # (ci, g*co, *k)
     r = r.reshape((ci, groups, co) + kernel).permute((1, 2, 0) + sp)
     return r.reshape((groups * co, ci) + kernel)
+
+
+def _weight_grad_kernel(inp, gout, kernel, stride, padding, dilation, groups):
+    """_weight_grad in NumPy: for cache-sized chunks of images, inp's windows are gathered
+    as columns (g, ci*K, images*positions) and gout as rows (g, co, images*positions),
+    and one product per chunk accumulates (g, co, ci*K). No transposed copies of the whole
+    input and gradient, and the columns never exist for the whole batch."""
+    dt = inp.dtype
+    if _low_precision(inp):
+        inp, gout = inp.astype(np.float32), gout.astype(np.float32)
+    kernel = tuple(kernel)
+    N, n = inp.shape[0], len(kernel)
+    osize = gout.shape[2:]
+    ci, co = inp.shape[1] // groups, gout.shape[1] // groups
+    P, K = int(np.prod(osize)), int(np.prod(kernel))
+    win = _windows(_pad(inp, tuple(padding)), kernel, tuple(dilation), tuple(stride))
+    win = win[(slice(None),) * 2 + tuple(slice(0, o) for o in osize)]   # (N, C, *out, *k)
+    win = win.reshape((N, groups, ci) + win.shape[2:])
+    out_axes, k_axes = tuple(range(3, 3 + n)), tuple(range(3 + n, 3 + 2 * n))
+    perm = (1, 2) + k_axes + (0,) + out_axes
+    gm = gout.reshape(N, groups, co, P)
+    acc = np.zeros((groups, ci * K, co), np.result_type(inp, gout))
+    step = _chunk(groups * ci * K * P, N)
+    for i in range(0, N, step):
+        part = win[i:i + step]
+        m = part.shape[0]
+        cols = part.transpose(perm).reshape(groups, ci * K, m * P)
+        rows = gm[i:i + step].transpose(1, 2, 0, 3).reshape(groups, co, m * P)
+        acc += np.matmul(cols, rows.transpose(0, 2, 1))
+    acc = np.ascontiguousarray(acc.transpose(0, 2, 1))
+    return acc.reshape((groups * co, ci) + kernel).astype(dt, copy=False)
+
+
+def _weight_grad_meta(inp, gout, kernel, stride, padding, dilation, groups):
+    return (gout.shape[1], inp.shape[1] // groups) + tuple(kernel), inp.dtype
+
+
+CONV_WEIGHT_GRAD = register(
+    "convolution_backward_weight", _weight_grad_kernel, meta=_weight_grad_meta,
+    vjp=decomp_vjp(_weight_grad), decomp=_weight_grad, tags=("linalg",),
+    schema="convolution_backward_weight(Tensor input, Tensor grad_output, SymInt[] kernel_size, "
+           "SymInt[] stride, SymInt[] padding, SymInt[] dilation, SymInt groups) -> Tensor")
 
 
 CONVOLUTION = register("convolution", _conv_kernel, meta=_conv_meta, vjp=_conv_vjp,
