@@ -10,15 +10,10 @@ from ._program import (ExportedProgram, ExportGraphSignature, InputKind, OutputK
                        SymIntArgument, ExportedModule)
 from ._trace import export
 from ._serialize import save, load
+from ._aot_compile import aot_compile
 
 __all__ = ["export", "save", "load", "Dim", "dims", "ExportedProgram",
            "ExportGraphSignature", "InputKind", "OutputKind", "InputSpec", "OutputSpec",
            "TensorArgument", "ConstantArgument", "SymIntArgument", "ExportedModule",
            "aot_compile"]
 
-
-def aot_compile(ep, path=None, *args, **kwargs):
-    """Deployment as a shared library with a C entry point (AOTInductor's analogue)."""
-    raise NotImplementedError("ember.export.aot_compile: compiling an ExportedProgram to a "
-                              "shared library with a C run() entry point is issue 11 point 4, "
-                              "not implemented yet")

@@ -1,0 +1,552 @@
+"""ExportedProgram graph -> one standalone C source (runtime.c + a generated run function).
+
+Why a separate generator from the inductor's wrapper: the inductor's wrapper is Python that
+calls generated groups and falls back to eager kernels for extern ops; a deployed library has
+no Python, so every node here becomes C: pointwise ops as generated loops (broadcast by
+strides baked in at compile time), extern ops as calls into runtime.c. Static shapes, float32,
+all buffers contiguous row-major (views of them are aliases).
+"""
+import math
+import os
+
+from ...fx.node import Node
+
+__all__ = ["AotGraph", "generate", "runtime_source", "SUPPORTED_OPS"]
+
+_VIEWS = {"view", "_unsafe_view", "reshape", "flatten", "squeeze", "unsqueeze", "alias",
+          "clone", "contiguous", "detach", "_to_copy", "lift_fresh_copy", "dropout"}
+
+_UNARY = {
+    "relu": "(v > 0.0f || v != v) ? v : 0.0f",
+    "tanh": "tanhf(v)",
+    "sigmoid": "1.0f / (1.0f + expf(-v))",
+    "silu": "v / (1.0f + expf(-v))",
+    "exp": "expf(v)",
+    "log": "logf(v)",
+    "sqrt": "sqrtf(v)",
+    "rsqrt": "1.0f / sqrtf(v)",
+    "neg": "-v",
+    "abs": "fabsf(v)",
+    "sin": "sinf(v)",
+    "cos": "cosf(v)",
+    "erf": "erff(v)",
+    "reciprocal": "1.0f / v",
+}
+_BINARY = {"add": "a + b", "sub": "a - b", "mul": "a * b", "div": "a / b",
+           "maximum": "(a > b || a != a) ? a : b", "minimum": "(a < b || a != a) ? a : b",
+           "pow": "powf(a, b)"}
+_EXTERN = {"linear", "addmm", "mm", "matmul", "bmm", "convolution", "conv2d", "batch_norm",
+           "max_pool2d_with_indices", "max_pool2d", "avg_pool2d", "_adaptive_avg_pool2d",
+           "adaptive_avg_pool2d", "softmax", "_softmax", "log_softmax", "_log_softmax",
+           "mean", "sum", "permute", "t", "transpose", "gelu", "hardtanh", "leaky_relu",
+           "clamp", "getitem"}
+SUPPORTED_OPS = frozenset(_VIEWS | set(_UNARY) | set(_BINARY) | _EXTERN)
+
+
+def runtime_source():
+    """The text of runtime.c (copied into each generated source: the .so stands alone)."""
+    with open(os.path.join(os.path.dirname(__file__), "runtime.c")) as f:
+        return f.read()
+
+
+def _numel(shape):
+    return math.prod(shape)
+
+
+def _lit(x):
+    x = float(x)
+    if math.isnan(x):
+        return "NAN"
+    if math.isinf(x):
+        return "INFINITY" if x > 0 else "-INFINITY"
+    return f"{x!r}f"
+
+
+def _ints(xs):
+    return "(const int64_t[]){" + ", ".join(str(int(v)) for v in xs) + "}"
+
+
+def _pair(v):
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    return (int(v[0]), int(v[-1]))
+
+
+class AotGraph:
+    """Walks the graph once: names a C pointer for every tensor value and emits statements.
+
+    `inputs`/`weights`/`outputs` are filled by the caller (aot_compile) with
+    {node name: C expression}; intermediates are carved from one per-run arena."""
+
+    def __init__(self, gm, inputs, weights):
+        self.gm = gm
+        self.ptr = dict(inputs)
+        self.ptr.update(weights)
+        self.shape = {}
+        self.lines = []
+        self.arena = 0        # floats
+        self.scratch = 0      # floats of conv im2col scratch
+
+    # -- values ------------------------------------------------------------------------
+
+    def _alloc(self, node, shape):
+        off = self.arena
+        self.arena += (_numel(shape) + 15) // 16 * 16     # 64-byte aligned offsets
+        self.ptr[node.name] = f"(em_arena + {off})"
+        self.shape[node.name] = tuple(shape)
+        return self.ptr[node.name]
+
+    def _val(self, a):
+        if not isinstance(a, Node):
+            raise NotImplementedError(f"aot_compile: expected a tensor argument, got {a!r}")
+        if a.name not in self.ptr:
+            raise NotImplementedError(f"aot_compile: value {a.name} has no C buffer "
+                                      "(produced by an op the C runtime lacks)")
+        return self.ptr[a.name]
+
+    def shape_of(self, a):
+        if a.name in self.shape:
+            return self.shape[a.name]
+        return _static_shape(a)
+
+    # -- the walk ----------------------------------------------------------------------
+
+    def emit(self):
+        for n in self.gm.graph.nodes:
+            if n.op == "placeholder":
+                if n.name in self.ptr:
+                    self.shape[n.name] = _static_shape(n)
+                continue
+            if n.op == "output":
+                continue
+            if n.op != "call_function":
+                raise NotImplementedError(f"aot_compile: graph node {n.op} {n.target} is "
+                                          "not supported by the C runtime")
+            if not n.users:
+                continue
+            name = "getitem" if getattr(n.target, "__name__", "") == "getitem" else \
+                getattr(n.target, "name", str(n.target))
+            if name not in SUPPORTED_OPS:
+                raise NotImplementedError(
+                    f"aot_compile: the C runtime has no implementation of op '{name}' "
+                    f"(node {n.name}); supported ops: {', '.join(sorted(SUPPORTED_OPS))}")
+            self.lines.append(f"  /* {n.name} = {name} */")
+            if name in _VIEWS:
+                self._view(n)
+            elif name in _UNARY:
+                self._pointwise(n, [n.args[0]], _UNARY[name].replace("v", "x0"))
+            elif name in _BINARY:
+                self._binary(n, name)
+            else:
+                getattr(self, "_op_" + name.lstrip("_"))(n)
+        return self.lines
+
+    def _out_shape(self, n):
+        return _static_shape(n)
+
+    def _view(self, n):
+        self._val(n.args[0])
+        self.ptr[n.name] = self.ptr[n.args[0].name]
+        self.shape[n.name] = self._out_shape(n)
+
+    # -- pointwise ---------------------------------------------------------------------
+
+    def _pointwise(self, n, args, expr):
+        """out = expr(x0, x1, ...) with broadcasting; non-Node args are literals."""
+        shape = self._out_shape(n)
+        out = self._alloc(n, shape)
+        nd = len(shape)
+        loads = []
+        for k, a in enumerate(args):
+            if isinstance(a, tuple):                     # ("raw", C pointer, shape)
+                loads.append(f"const float x{k} = {a[1]}[i];")
+                continue
+            if not isinstance(a, Node):
+                loads.append(f"const float x{k} = {_lit(a)};")
+                continue
+            s = self.shape_of(a)
+            if tuple(s) == tuple(shape):
+                loads.append(f"const float x{k} = {self._val(a)}[i];")
+                continue
+            full = [1] * (nd - len(s)) + list(s)
+            strides, acc = [0] * nd, 1
+            for d in range(nd - 1, -1, -1):
+                strides[d] = 0 if full[d] == 1 else acc
+                acc *= full[d]
+            off = " + ".join(f"((i / {_numel(shape[d + 1:])}) % {shape[d]}) * {strides[d]}"
+                             for d in range(nd) if strides[d]) or "0"
+            loads.append(f"const float x{k} = {self._val(a)}[{off}];")
+        numel = _numel(shape)
+        par = " if (0)" if numel < 65536 else ""
+        self.lines += [f"  #pragma omp parallel for simd{par}",
+                       f"  for (int64_t i = 0; i < {numel}; i++) {{",
+                       *("    " + ld for ld in loads),
+                       f"    {out}[i] = {expr};", "  }"]
+
+    def _binary(self, n, name):
+        a, b = n.args[0], n.args[1]
+        alpha = n.args[2] if len(n.args) > 2 else n.kwargs.get("alpha", 1)
+        expr = _BINARY[name].replace("a", "x0").replace("b", "x1")
+        if name in ("add", "sub") and alpha != 1:
+            expr = f"x0 {'+' if name == 'add' else '-'} {_lit(alpha)} * x1"
+        self._pointwise(n, [a, b], expr)
+
+    def _op_gelu(self, n):
+        approx = n.args[1] if len(n.args) > 1 else n.kwargs.get("approximate", "none")
+        if approx == "tanh":
+            expr = ("0.5f * x0 * (1.0f + tanhf(0.7978845608028654f * "
+                    "(x0 + 0.044715f * x0 * x0 * x0)))")
+        else:
+            expr = "0.5f * x0 * (1.0f + erff(x0 * 0.7071067811865476f))"
+        self._pointwise(n, [n.args[0]], expr)
+
+    def _clamp(self, n, lo, hi):
+        expr = "x0"
+        if lo is not None:
+            expr = f"(({expr}) < {_lit(lo)} ? {_lit(lo)} : ({expr}))"
+        if hi is not None:
+            expr = f"(({expr}) > {_lit(hi)} ? {_lit(hi)} : ({expr}))"
+        self._pointwise(n, [n.args[0]], expr)
+
+    def _op_hardtanh(self, n):
+        a = list(n.args) + [None] * 3
+        self._clamp(n, -1.0 if a[1] is None else a[1], 1.0 if a[2] is None else a[2])
+
+    def _op_clamp(self, n):
+        a = list(n.args) + [None] * 3
+        lo, hi = n.kwargs.get("min", a[1]), n.kwargs.get("max", a[2])
+        if isinstance(lo, Node) or isinstance(hi, Node):
+            raise NotImplementedError("aot_compile: clamp with tensor bounds")
+        self._clamp(n, lo, hi)
+
+    def _op_leaky_relu(self, n):
+        slope = n.args[1] if len(n.args) > 1 else n.kwargs.get("negative_slope", 0.01)
+        self._pointwise(n, [n.args[0]], f"x0 > 0.0f ? x0 : x0 * {_lit(slope)}")
+
+    # -- extern ops (runtime.c) ---------------------------------------------------------
+
+    def _op_linear(self, n):
+        x, w = n.args[0], n.args[1]
+        b = n.args[2] if len(n.args) > 2 else n.kwargs.get("bias")
+        xs, ws = self.shape_of(x), self.shape_of(w)
+        out = self._alloc(n, self._out_shape(n))
+        bias = self._val(b) if isinstance(b, Node) else "NULL"
+        self.lines.append(f"  em_gemm_nt({_numel(xs[:-1])}, {ws[0]}, {ws[1]}, {self._val(x)}, "
+                          f"{self._val(w)}, {bias}, {out});")
+
+    def _op_addmm(self, n):
+        bias, a, b = n.args[:3]
+        beta = n.kwargs.get("beta", n.args[3] if len(n.args) > 3 else 1)
+        alpha = n.kwargs.get("alpha", n.args[4] if len(n.args) > 4 else 1)
+        (m, k), (_, nn) = self.shape_of(a), self.shape_of(b)
+        tmp = f"(em_arena + {self.arena})"
+        self.arena += (m * nn + 15) // 16 * 16
+        self.lines.append(f"  em_gemm_nn({m}, {nn}, {k}, {self._val(a)}, {self._val(b)}, {tmp});")
+        self._pointwise(n, [("raw", tmp, (m, nn)), bias],
+                        f"{_lit(alpha)} * x0 + {_lit(beta)} * x1")
+
+    def _op_mm(self, n):
+        a, b = n.args[:2]
+        (m, k), (_, nn) = self.shape_of(a), self.shape_of(b)
+        out = self._alloc(n, (m, nn))
+        self.lines.append(f"  em_gemm_nn({m}, {nn}, {k}, {self._val(a)}, {self._val(b)}, {out});")
+
+    def _op_matmul(self, n):
+        a, b = n.args[:2]
+        sa, sb = self.shape_of(a), self.shape_of(b)
+        if len(sa) < 2 or len(sb) < 2:
+            raise NotImplementedError("aot_compile: matmul with a 1-D operand")
+        if len(sb) == 2:
+            out = self._alloc(n, self._out_shape(n))
+            self.lines.append(f"  em_gemm_nn({_numel(sa[:-1])}, {sb[1]}, {sa[-1]}, "
+                              f"{self._val(a)}, {self._val(b)}, {out});")
+            return
+        if sa[:-2] != sb[:-2]:
+            raise NotImplementedError("aot_compile: matmul with broadcast batch dims "
+                                      f"{list(sa)} @ {list(sb)}")
+        self._bmm(n, a, b, sa, sb)
+
+    def _op_bmm(self, n):
+        a, b = n.args[:2]
+        self._bmm(n, a, b, self.shape_of(a), self.shape_of(b))
+
+    def _bmm(self, n, a, b, sa, sb):
+        m, k, nn = sa[-2], sa[-1], sb[-1]
+        out = self._alloc(n, self._out_shape(n))
+        self.lines.append(f"  em_bmm({_numel(sa[:-2])}, {m}, {nn}, {k}, {self._val(a)}, {m * k}, "
+                          f"{self._val(b)}, {k * nn}, {out});")
+
+    def _op_convolution(self, n):
+        a = list(n.args) + [None] * 9
+        x, w, b, stride, pad, dil, transposed, _, groups = a[:9]
+        if transposed:
+            raise NotImplementedError("aot_compile: transposed convolution (conv_transpose2d) "
+                                      "is not in the C runtime")
+        self._conv(n, x, w, b, stride, pad, dil, groups)
+
+    def _op_conv2d(self, n):
+        a = list(n.args) + [None] * 7
+        kw = n.kwargs
+        self._conv(n, a[0], a[1], kw.get("bias", a[2]), kw.get("stride", a[3] or 1),
+                   kw.get("padding", a[4] or 0), kw.get("dilation", a[5] or 1),
+                   kw.get("groups", a[6] or 1))
+
+    def _conv(self, n, x, w, b, stride, pad, dil, groups):
+        xs, ws = self.shape_of(x), self.shape_of(w)
+        if len(xs) != 4 or isinstance(pad, str):
+            raise NotImplementedError(f"aot_compile: convolution on a {len(xs)}-D input or "
+                                      "with string padding (only conv2d, numeric padding)")
+        shape = self._out_shape(n)
+        out = self._alloc(n, shape)
+        (sh, sw), (ph, pw), (dh, dw) = _pair(stride), _pair(pad), _pair(dil)
+        g = int(groups or 1)
+        col = (xs[1] // g) * ws[2] * ws[3] * shape[2] * shape[3]
+        self.scratch = max(self.scratch, col)
+        bias = self._val(b) if isinstance(b, Node) else "NULL"
+        self.lines.append(
+            f"  em_conv2d({xs[0]}, {xs[1]}, {xs[2]}, {xs[3]}, {self._val(x)}, {ws[0]}, {ws[2]}, "
+            f"{ws[3]}, {self._val(w)}, {bias}, {sh}, {sw}, {ph}, {pw}, {dh}, {dw}, {g}, "
+            f"{shape[2]}, {shape[3]}, {out}, em_scratch);")
+
+    def _op_batch_norm(self, n):
+        x, w, b, mean, var, training = n.args[:6]
+        eps = n.args[7] if len(n.args) > 7 else n.kwargs.get("eps", 1e-5)
+        if training:
+            raise NotImplementedError("aot_compile: batch_norm in training mode (export the "
+                                      "model after .eval())")
+        xs = self.shape_of(x)
+        out = self._alloc(n, xs)
+        ptr = [self._val(t) if isinstance(t, Node) else "NULL" for t in (w, b)]
+        self.lines.append(f"  em_batch_norm({xs[0]}, {xs[1]}, {_numel(xs[2:])}, {self._val(x)}, "
+                          f"{ptr[0]}, {ptr[1]}, {self._val(mean)}, {self._val(var)}, "
+                          f"{float(eps)!r}, {out});")
+
+    def _pool_args(self, n, x):
+        xs = self.shape_of(x)
+        if len(xs) != 4:
+            raise NotImplementedError(f"aot_compile: 2-D pooling of a {len(xs)}-D input")
+        return xs, self._out_shape(n)
+
+    def _op_max_pool2d_with_indices(self, n):
+        real = [u for u in n.users if not (getattr(u.target, "__name__", "") == "getitem"
+                                           and u.args[1] == 0)]
+        if real:
+            raise NotImplementedError("aot_compile: max_pool2d's indices are used "
+                                      "(return_indices=True); the C runtime computes values")
+        self._max_pool(n, _static_shape_at(n, 0))
+
+    def _op_max_pool2d(self, n):
+        self._max_pool(n, self._out_shape(n))
+
+    def _max_pool(self, n, shape):
+        a = list(n.args) + [None] * 6
+        x, k, stride, pad, dil = a[0], a[1], a[2] or a[1], a[3] or 0, a[4] or 1
+        xs = self.shape_of(x)
+        out = self._alloc(n, shape)
+        (kh, kw), (sh, sw), (ph, pw), (dh, dw) = map(_pair, (k, stride, pad, dil))
+        self.lines.append(f"  em_max_pool2d({xs[0] * xs[1]}, {xs[2]}, {xs[3]}, {self._val(x)}, "
+                          f"{kh}, {kw}, {sh}, {sw}, {ph}, {pw}, {dh}, {dw}, {shape[2]}, "
+                          f"{shape[3]}, {out});")
+
+    def _op_getitem(self, n):
+        src, k = n.args
+        if k != 0 or src.name not in self.ptr:
+            raise NotImplementedError(f"aot_compile: {n.name} = {src.name}[{k}] (only the "
+                                      "values of max_pool2d_with_indices)")
+        self.ptr[n.name] = self.ptr[src.name]
+        self.shape[n.name] = self._out_shape(n)
+
+    def _op_avg_pool2d(self, n):
+        a = list(n.args) + [None] * 7
+        x, k, stride, pad = a[0], a[1], a[2] or a[1], a[3] or 0
+        include_pad = True if a[5] is None else bool(a[5])
+        divisor = int(a[6] or 0)
+        xs, shape = self._pool_args(n, x)
+        out = self._alloc(n, shape)
+        (kh, kw), (sh, sw), (ph, pw) = map(_pair, (k, stride, pad))
+        self.lines.append(f"  em_avg_pool2d({xs[0] * xs[1]}, {xs[2]}, {xs[3]}, {self._val(x)}, "
+                          f"{kh}, {kw}, {sh}, {sw}, {ph}, {pw}, {int(include_pad)}, {divisor}, "
+                          f"{shape[2]}, {shape[3]}, {out});")
+
+    def _op_adaptive_avg_pool2d(self, n):
+        x = n.args[0]
+        xs, shape = self._pool_args(n, x)
+        out = self._alloc(n, shape)
+        self.lines.append(f"  em_adaptive_avg_pool2d({xs[0] * xs[1]}, {xs[2]}, {xs[3]}, "
+                          f"{self._val(x)}, {shape[2]}, {shape[3]}, {out});")
+
+    def _softmax(self, n, log_):
+        x, dim = n.args[0], n.args[1]
+        xs = self.shape_of(x)
+        dim = dim % max(len(xs), 1)
+        out = self._alloc(n, xs)
+        self.lines.append(f"  em_softmax({_numel(xs[:dim])}, {xs[dim] if xs else 1}, "
+                          f"{_numel(xs[dim + 1:])}, {self._val(x)}, {out}, {int(log_)});")
+
+    def _op_softmax(self, n):
+        self._softmax(n, False)
+
+    def _op_log_softmax(self, n):
+        self._softmax(n, True)
+
+    def _reduce(self, n, mean):
+        x = n.args[0]
+        xs = self.shape_of(x)
+        dims = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim")
+        if dims is None or dims == []:
+            dims = list(range(len(xs)))
+        dims = sorted({d % len(xs) for d in (dims if isinstance(dims, (list, tuple))
+                                             else [dims])})
+        if dims != list(range(dims[0], dims[-1] + 1)):
+            raise NotImplementedError(f"aot_compile: {'mean' if mean else 'sum'} over "
+                                      f"non-adjacent dims {dims}")
+        out = self._alloc(n, self._out_shape(n))
+        self.lines.append(f"  em_reduce_sum({_numel(xs[:dims[0]])}, "
+                          f"{_numel(xs[dims[0]:dims[-1] + 1])}, {_numel(xs[dims[-1] + 1:])}, "
+                          f"{self._val(x)}, {out}, {int(mean)});")
+
+    def _op_mean(self, n):
+        self._reduce(n, True)
+
+    def _op_sum(self, n):
+        self._reduce(n, False)
+
+    def _permute(self, n, perm):
+        x = n.args[0]
+        xs = self.shape_of(x)
+        strides, acc = [0] * len(xs), 1
+        for d in range(len(xs) - 1, -1, -1):
+            strides[d] = acc
+            acc *= xs[d]
+        ys = [xs[p] for p in perm]
+        out = self._alloc(n, ys)
+        self.lines.append(f"  em_permute({len(xs)}, {_ints(ys)}, "
+                          f"{_ints([strides[p] for p in perm])}, {self._val(x)}, {out});")
+
+    def _op_permute(self, n):
+        nd = len(self.shape_of(n.args[0]))
+        self._permute(n, [int(p) % nd for p in n.args[1]])
+
+    def _op_t(self, n):
+        self._permute(n, list(range(len(self.shape_of(n.args[0]))))[::-1])
+
+    def _op_transpose(self, n):
+        nd = len(self.shape_of(n.args[0]))
+        perm = list(range(nd))
+        d0, d1 = int(n.args[1]) % nd, int(n.args[2]) % nd
+        perm[d0], perm[d1] = perm[d1], perm[d0]
+        self._permute(n, perm)
+
+
+def _static_shape(n):
+    val = n.meta.get("val")
+    if val is None or not hasattr(val, "shape"):
+        raise NotImplementedError(f"aot_compile: node {n.name} has no tensor value")
+    return _check_static(n.name, val)
+
+
+def _static_shape_at(n, k):
+    return _check_static(n.name, n.meta["val"][k])
+
+
+def _check_static(name, val):
+    dt = str(val.dtype).split(".")[-1]
+    if dt != "float32":
+        raise NotImplementedError(f"aot_compile: {name} is {dt}; the C runtime is float32 only")
+    shape = tuple(val.shape)
+    if not all(isinstance(s, int) for s in shape):
+        raise NotImplementedError(f"aot_compile: {name} has dynamic size {list(shape)}; "
+                                  "only static shapes are compiled (export without "
+                                  "dynamic_shapes)")
+    return shape
+
+
+def _table(name, rows, ctype):
+    lines = [f"static const {ctype} {name}_{k}[] = {{{', '.join(map(str, r)) or '0'}}};"
+             for k, r in enumerate(rows)]
+    refs = ", ".join(f"{name}_{k}" for k in range(len(rows))) or "0"
+    lines.append(f"static const {ctype} *const {name}[] = {{{refs}}};")
+    return lines
+
+
+def _c_string(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def generate(ag, blob_path, weight_offsets, inputs, outputs):
+    """The full C source of the library.
+
+    ag: an AotGraph after emit(); blob_path: the raw weights file assembled into the
+    library (.incbin); weight_offsets: {C macro name: float offset}; inputs: [(name, shape,
+    C name)]; outputs: [(name, shape, C pointer expression)]."""
+    src = [runtime_source(), "", "#define EM_API __attribute__((visibility(\"default\")))",
+           "/* weights, assembled into .rodata from the raw float32 file written at build */",
+           '__asm__(".section .rodata\\n.balign 64\\n.globl em_weights\\n'
+           '.hidden em_weights\\nem_weights:\\n.incbin \\"' + blob_path +
+           '\\"\\n.byte 0\\n.previous\\n");',
+           "extern const float em_weights[];"]
+    for macro, off in weight_offsets.items():
+        src.append(f"#define {macro} (em_weights + {off})")
+    src += _table("em_in_shape", [s for _, s, _ in inputs], "int64_t")
+    src += _table("em_out_shape", [s for _, s, _ in outputs], "int64_t")
+    src += [f"static const int em_in_ndim[] = {{{', '.join(str(len(s)) for _, s, _ in inputs)}}};",
+            f"static const int em_out_ndim[] = "
+            f"{{{', '.join(str(len(s)) for _, s, _ in outputs) or '0'}}};",
+            "static const char *const em_in_name[] = {"
+            + ", ".join(_c_string(n) for n, _, _ in inputs) + "};",
+            "static const char *const em_out_name[] = {"
+            + ", ".join(_c_string(n) for n, _, _ in outputs) + "};",
+            "static _Thread_local char em_err[512];", ""]
+    src.append(_API.replace("NIN", str(len(inputs))).replace("NOUT", str(len(outputs))))
+    body = ["EM_API int ember_model_run(const float *const *inputs, "
+            "const int64_t *const *input_sizes, float **outputs, int64_t **output_sizes) {",
+            "  em_err[0] = 0;",
+            "  if (!inputs || !outputs) { snprintf(em_err, sizeof em_err, "
+            "\"ember_model_run: inputs and outputs must not be NULL\"); return 1; }",
+            "  for (int i = 0; i < NIN; i++) {".replace("NIN", str(len(inputs))),
+            "    if (!inputs[i]) { snprintf(em_err, sizeof em_err, \"ember_model_run: input %d "
+            "(%s) is NULL\", i, em_in_name[i]); return 1; }",
+            "    if (!input_sizes || !input_sizes[i]) continue;",
+            "    for (int d = 0; d < em_in_ndim[i]; d++)",
+            "      if (input_sizes[i][d] != em_in_shape[i][d]) {",
+            "        snprintf(em_err, sizeof em_err, \"ember_model_run: input %d (%s) size[%d] "
+            "is %lld, the compiled program expects %lld\", i, em_in_name[i], d, "
+            "(long long)input_sizes[i][d], (long long)em_in_shape[i][d]);",
+            "        return 1;", "      }", "  }",
+            f"  float *em_mem = (float *)malloc(sizeof(float) * {ag.arena + ag.scratch + 16});",
+            "  if (!em_mem) { snprintf(em_err, sizeof em_err, \"ember_model_run: out of memory\");"
+            " return 2; }",
+            "  float *em_arena = em_mem;",
+            f"  float *em_scratch = em_mem + {ag.arena};",
+            "  (void)em_arena; (void)em_scratch;"]
+    for k, (_, _, cname) in enumerate(inputs):
+        body.append(f"  const float *{cname} = inputs[{k}];")
+    body += ag.lines
+    for k, (_, shape, ptr) in enumerate(outputs):
+        body.append(f"  memcpy(outputs[{k}], {ptr}, sizeof(float) * {math.prod(shape)});")
+        body.append(f"  if (output_sizes && output_sizes[{k}]) memcpy(output_sizes[{k}], "
+                    f"em_out_shape[{k}], sizeof(int64_t) * {max(len(shape), 1)});")
+    body += ["  free(em_mem);", "  return 0;", "}", ""]
+    return "\n".join(src + body)
+
+
+_API = r"""
+EM_API int ember_model_num_inputs(void) { return NIN; }
+EM_API int ember_model_num_outputs(void) { return NOUT; }
+EM_API int ember_model_input_ndim(int i) { return i >= 0 && i < NIN ? em_in_ndim[i] : -1; }
+EM_API int ember_model_output_ndim(int i) { return i >= 0 && i < NOUT ? em_out_ndim[i] : -1; }
+EM_API int ember_model_input_shape(int i, int64_t *sizes) {
+  if (i < 0 || i >= NIN) return -1;
+  if (sizes) memcpy(sizes, em_in_shape[i], sizeof(int64_t) * em_in_ndim[i]);
+  return em_in_ndim[i];
+}
+EM_API int ember_model_output_shape(int i, int64_t *sizes) {
+  if (i < 0 || i >= NOUT) return -1;
+  if (sizes) memcpy(sizes, em_out_shape[i], sizeof(int64_t) * em_out_ndim[i]);
+  return em_out_ndim[i];
+}
+EM_API const char *ember_model_input_name(int i) { return i >= 0 && i < NIN ? em_in_name[i] : 0; }
+EM_API const char *ember_model_output_name(int i) {
+  return i >= 0 && i < NOUT ? em_out_name[i] : 0;
+}
+EM_API const char *ember_model_last_error(void) { return em_err; }
+"""

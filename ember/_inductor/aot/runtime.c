@@ -1,0 +1,225 @@
+/* ember AOT runtime: the extern ops of an aot_compile'd program, in plain C99 + OpenMP.
+ *
+ * Why our own loops and not a BLAS: the library must run where neither Python nor NumPy's
+ * private OpenBLAS copy is installed, so everything it needs is in this file (libm and,
+ * optionally, libgomp). All tensors are float32, contiguous, row-major. This text is copied
+ * verbatim into every generated model source, so the .so depends on nothing else.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#define EM_BLK 64
+
+/* C[M,N] = A[M,K] @ B[N,K]^T (+ bias[N]): nn.Linear's layout; both operands read along K. */
+static void em_gemm_nt(int64_t M, int64_t N, int64_t K, const float *A, const float *B,
+                       const float *bias, float *C) {
+  #pragma omp parallel for collapse(2) if (M * N * K > 65536)
+  for (int64_t i0 = 0; i0 < M; i0 += 16) {
+    for (int64_t j0 = 0; j0 < N; j0 += 16) {
+      int64_t i1 = i0 + 16 < M ? i0 + 16 : M, j1 = j0 + 16 < N ? j0 + 16 : N;
+      for (int64_t i = i0; i < i1; i++) {
+        const float *a = A + i * K;
+        for (int64_t j = j0; j < j1; j++) {
+          const float *b = B + j * K;
+          float acc = 0.0f;
+          #pragma omp simd reduction(+:acc)
+          for (int64_t k = 0; k < K; k++) acc += a[k] * b[k];
+          C[i * N + j] = bias ? acc + bias[j] : acc;
+        }
+      }
+    }
+  }
+}
+
+/* C[M,N] = A[M,K] @ B[K,N]: blocked over K so a panel of B stays in cache; the innermost
+ * loop runs along a row of B and C (contiguous, vectorized). */
+static void em_gemm_nn(int64_t M, int64_t N, int64_t K, const float *A, const float *B,
+                       float *C) {
+  #pragma omp parallel for if (M * N * K > 65536)
+  for (int64_t i = 0; i < M; i++) {
+    float *c = C + i * N;
+    for (int64_t j = 0; j < N; j++) c[j] = 0.0f;
+    for (int64_t k0 = 0; k0 < K; k0 += EM_BLK) {
+      int64_t k1 = k0 + EM_BLK < K ? k0 + EM_BLK : K;
+      for (int64_t k = k0; k < k1; k++) {
+        const float a = A[i * K + k];
+        const float *b = B + k * N;
+        #pragma omp simd
+        for (int64_t j = 0; j < N; j++) c[j] += a * b[j];
+      }
+    }
+  }
+}
+
+/* Batched C[b] = A[b] @ B[b] with per-operand batch strides (0 broadcasts). */
+static void em_bmm(int64_t batch, int64_t M, int64_t N, int64_t K, const float *A,
+                   int64_t sa, const float *B, int64_t sb, float *C) {
+  for (int64_t b = 0; b < batch; b++)
+    em_gemm_nn(M, N, K, A + b * sa, B + b * sb, C + b * M * N);
+}
+
+/* conv2d as im2col + GEMM, per image and group: col[(ci,kh,kw), (oh,ow)], then
+ * out[co, (oh,ow)] = W[co, (ci,kh,kw)] @ col. `col` is scratch of Cg*KH*KW*OH*OW floats. */
+static void em_conv2d(int64_t N, int64_t C, int64_t H, int64_t W, const float *x,
+                      int64_t CO, int64_t KH, int64_t KW, const float *w, const float *bias,
+                      int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                      int64_t groups, int64_t OH, int64_t OW, float *out, float *col) {
+  const int64_t Cg = C / groups, COg = CO / groups, P = OH * OW, R = Cg * KH * KW;
+  for (int64_t n = 0; n < N; n++) {
+    for (int64_t g = 0; g < groups; g++) {
+      const float *xg = x + (n * C + g * Cg) * H * W;
+      #pragma omp parallel for if (R * P > 65536)
+      for (int64_t r = 0; r < R; r++) {
+        const int64_t ci = r / (KH * KW), kh = (r / KW) % KH, kw = r % KW;
+        float *cr = col + r * P;
+        for (int64_t oh = 0; oh < OH; oh++) {
+          const int64_t ih = oh * sh - ph + kh * dh;
+          for (int64_t ow = 0; ow < OW; ow++) {
+            const int64_t iw = ow * sw - pw + kw * dw;
+            cr[oh * OW + ow] = (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                ? xg[(ci * H + ih) * W + iw] : 0.0f;
+          }
+        }
+      }
+      float *og = out + (n * CO + g * COg) * P;
+      em_gemm_nn(COg, P, R, w + g * COg * R, col, og);
+      if (bias)
+        for (int64_t co = 0; co < COg; co++)
+          for (int64_t p = 0; p < P; p++) og[co * P + p] += bias[g * COg + co];
+    }
+  }
+}
+
+/* batch_norm inference: y = (x - mean) / sqrt(var + eps) * w + b, per channel (dim 1). */
+static void em_batch_norm(int64_t N, int64_t C, int64_t S, const float *x, const float *w,
+                          const float *b, const float *mean, const float *var, double eps,
+                          float *y) {
+  #pragma omp parallel for collapse(2) if (N * C * S > 65536)
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t c = 0; c < C; c++) {
+      const float inv = (float)(1.0 / sqrt((double)var[c] + eps));
+      const float sc = w ? w[c] * inv : inv, m = mean[c], sh = b ? b[c] : 0.0f;
+      const float *xp = x + (n * C + c) * S;
+      float *yp = y + (n * C + c) * S;
+      for (int64_t s = 0; s < S; s++) yp[s] = (xp[s] - m) * sc + sh;
+    }
+}
+
+/* max_pool2d values (NaN propagates, padding never wins), windows clipped to the input. */
+static void em_max_pool2d(int64_t NC, int64_t H, int64_t W, const float *x, int64_t KH,
+                          int64_t KW, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
+                          int64_t dh, int64_t dw, int64_t OH, int64_t OW, float *y) {
+  #pragma omp parallel for if (NC * OH * OW * KH * KW > 65536)
+  for (int64_t c = 0; c < NC; c++)
+    for (int64_t oh = 0; oh < OH; oh++)
+      for (int64_t ow = 0; ow < OW; ow++) {
+        float m = -INFINITY;
+        for (int64_t kh = 0; kh < KH; kh++) {
+          const int64_t ih = oh * sh - ph + kh * dh;
+          if (ih < 0 || ih >= H) continue;
+          for (int64_t kw = 0; kw < KW; kw++) {
+            const int64_t iw = ow * sw - pw + kw * dw;
+            if (iw < 0 || iw >= W) continue;
+            const float v = x[(c * H + ih) * W + iw];
+            if (v > m || v != v) m = v;
+            if (m != m) goto done;
+          }
+        }
+      done:
+        y[(c * OH + oh) * OW + ow] = m;
+      }
+}
+
+/* avg_pool2d; `divisor` > 0 overrides, else count_include_pad decides the window size. */
+static void em_avg_pool2d(int64_t NC, int64_t H, int64_t W, const float *x, int64_t KH,
+                          int64_t KW, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
+                          int include_pad, int64_t divisor, int64_t OH, int64_t OW, float *y) {
+  #pragma omp parallel for if (NC * OH * OW * KH * KW > 65536)
+  for (int64_t c = 0; c < NC; c++)
+    for (int64_t oh = 0; oh < OH; oh++)
+      for (int64_t ow = 0; ow < OW; ow++) {
+        int64_t h0 = oh * sh - ph, w0 = ow * sw - pw;
+        int64_t h1 = h0 + KH < H + ph ? h0 + KH : H + ph, w1 = w0 + KW < W + pw ? w0 + KW : W + pw;
+        const int64_t pool = (h1 - h0) * (w1 - w0);
+        h0 = h0 > 0 ? h0 : 0; w0 = w0 > 0 ? w0 : 0;
+        h1 = h1 < H ? h1 : H; w1 = w1 < W ? w1 : W;
+        float s = 0.0f;
+        for (int64_t ih = h0; ih < h1; ih++)
+          for (int64_t iw = w0; iw < w1; iw++) s += x[(c * H + ih) * W + iw];
+        const int64_t d = divisor > 0 ? divisor : (include_pad ? pool : (h1 - h0) * (w1 - w0));
+        y[(c * OH + oh) * OW + ow] = s / (float)d;
+      }
+}
+
+/* adaptive_avg_pool2d: window [floor(o*I/O), ceil((o+1)*I/O)) per output cell. */
+static void em_adaptive_avg_pool2d(int64_t NC, int64_t H, int64_t W, const float *x,
+                                   int64_t OH, int64_t OW, float *y) {
+  #pragma omp parallel for if (NC * H * W > 65536)
+  for (int64_t c = 0; c < NC; c++)
+    for (int64_t oh = 0; oh < OH; oh++) {
+      const int64_t h0 = (oh * H) / OH, h1 = ((oh + 1) * H + OH - 1) / OH;
+      for (int64_t ow = 0; ow < OW; ow++) {
+        const int64_t w0 = (ow * W) / OW, w1 = ((ow + 1) * W + OW - 1) / OW;
+        float s = 0.0f;
+        for (int64_t ih = h0; ih < h1; ih++)
+          for (int64_t iw = w0; iw < w1; iw++) s += x[(c * H + ih) * W + iw];
+        y[(c * OH + oh) * OW + ow] = s / (float)((h1 - h0) * (w1 - w0));
+      }
+    }
+}
+
+/* softmax / log_softmax over the middle dim of [outer, n, inner] (max-shifted). */
+static void em_softmax(int64_t outer, int64_t n, int64_t inner, const float *x, float *y,
+                       int log_) {
+  #pragma omp parallel for collapse(2) if (outer * n * inner > 65536)
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      const float *xp = x + o * n * inner + i;
+      float *yp = y + o * n * inner + i;
+      float m = -INFINITY;
+      for (int64_t k = 0; k < n; k++) m = xp[k * inner] > m ? xp[k * inner] : m;
+      float s = 0.0f;
+      for (int64_t k = 0; k < n; k++) {
+        const float e = expf(xp[k * inner] - m);
+        s += e;
+        if (!log_) yp[k * inner] = e;
+      }
+      if (log_) {
+        const float ls = logf(s);
+        for (int64_t k = 0; k < n; k++) yp[k * inner] = xp[k * inner] - m - ls;
+      } else {
+        for (int64_t k = 0; k < n; k++) yp[k * inner] /= s;
+      }
+    }
+}
+
+/* y = x permuted: y's dim d walks x's dim perm[d]; `xs` are x's strides in that order. */
+static void em_permute(int64_t nd, const int64_t *ysize, const int64_t *xs, const float *x,
+                       float *y) {
+  int64_t numel = 1;
+  for (int64_t d = 0; d < nd; d++) numel *= ysize[d];
+  #pragma omp parallel for if (numel > 65536)
+  for (int64_t i = 0; i < numel; i++) {
+    int64_t rem = i, off = 0;
+    for (int64_t d = nd - 1; d >= 0; d--) {
+      off += (rem % ysize[d]) * xs[d];
+      rem /= ysize[d];
+    }
+    y[i] = x[off];
+  }
+}
+
+/* sum (mean when `mean`) over the middle dim of [outer, n, inner]. */
+static void em_reduce_sum(int64_t outer, int64_t n, int64_t inner, const float *x, float *y,
+                          int mean) {
+  #pragma omp parallel for collapse(2) if (outer * n * inner > 65536)
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      float s = 0.0f;
+      for (int64_t k = 0; k < n; k++) s += x[(o * n + k) * inner + i];
+      y[o * inner + i] = mean ? s / (float)n : s;
+    }
+}
