@@ -246,7 +246,23 @@ def reduction_kernel(group, buf, red):
     lines = [f"{{  /* {buf.name}: {rt} over dims {red.red_dims} of "
              f"{list(map(str, src.shape))} */"]
     work = src.numel()
-    if not kdims:
+    if not kdims and len(rdims) == 1 and rt == "sum" and acc_t == "double" \
+            and out_dt != D.float64:
+        # blocked sum: float partial sums over 4096-element blocks (full SIMD width), each
+        # added to a double (accurate as a cascade sum, as fast as a float one)
+        d = rdims[0]
+        n = ctx.size(src.shape[d])
+        bbody = ctx.lines + [f"accb += {v.replace('(double)', '(float)')};"]
+        lines += ["  " + ln for ln in decl] + [
+            f"  #pragma omp parallel for {_par_if(ctx, work)}{_omp_extra()} {clause}",
+            f"  for (int64_t rb = 0; rb < {n}; rb += 4096) {{",
+            f"    const int64_t re = rb + 4096 < {n} ? rb + 4096 : {n};",
+            "    float accb = 0;",
+            "    #pragma omp simd reduction(+:accb)",
+            f"    for (int64_t r{d} = rb; r{d} < re; r{d}++) {{"]
+        lines += ["      " + ln for ln in bbody] + ["    }", "    acc += accb;", "  }",
+                                                  "  " + store]
+    elif not kdims:
         inner = _loops(ctx, rdims, src.shape, "r",
                        _par_if(ctx, work) + _omp_extra() + " " + clause if rdims else "",
                        clause, body, "  ")

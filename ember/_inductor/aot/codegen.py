@@ -13,8 +13,8 @@ from ...fx.node import Node
 
 __all__ = ["AotGraph", "generate", "runtime_source", "SUPPORTED_OPS"]
 
-_VIEWS = {"view", "_unsafe_view", "reshape", "flatten", "squeeze", "unsqueeze", "alias",
-          "clone", "contiguous", "detach", "_to_copy", "lift_fresh_copy", "dropout"}
+_VIEWS = {"view", "_unsafe_view", "reshape", "_reshape_copy", "flatten", "squeeze", "unsqueeze",
+          "alias", "clone", "contiguous", "detach", "_to_copy", "lift_fresh_copy", "dropout"}
 
 _UNARY = {
     "relu": "(v > 0.0f || v != v) ? v : 0.0f",
