@@ -143,34 +143,113 @@ def _bn_vjp(ctx, g):
     """PyTorch's batchnorm backward: through the batch statistics in training mode,
     through constants (the running statistics) in eval mode."""
     x, w, _, rm, rv, training, _, eps = ctx.args
-    nx, nw, nb = ctx.needs_input_grad[:3]
+    mask = list(ctx.needs_input_grad[:3])
+    if training and x.numel() and g.dtype == x.dtype:   # the fused op (one pass, no temps)
+        grads = dispatch(BN_BACKWARD, (g, x, w, None, None, None, None, True, eps, mask))
+    else:
+        grads = _bn_backward_decomp(g, x, w, rm, rv, None, None, training, eps, mask)
+    return tuple(gr if need else None for gr, need in zip(grads, mask)) + (None,) * 5
+
+
+def _bn_backward_decomp(g, x, w, rm, rv, save_mean, save_invstd, training, eps, mask):
+    """(grad_input, grad_weight, grad_bias) in ember ops; the batch statistics are
+    recomputed from x (save_mean/save_invstd are not used)."""
+    nx, nw, nb = mask
     axes, shape = _bn_layout(x.dim(), x.shape[1])
     comp = _comp(x.dtype)
     xc, gc = x.to(comp), g.to(comp)
     if training and x.numel() == 0:
         z = gc.sum(axes)
-        return (gc if nx else None, z if nw else None, z if nb else None) + (None,) * 5
+        return gc, z, z
     mean, invstd = _bn_stats(xc, rm, rv, training, axes, shape, eps)
     # per-channel factors are folded into (1, C, 1...) tensors before they meet the big
     # ones: the weight's share of mean(gs) and mean(gs * xhat) is its channel's sum(g)
     # and sum(g * (x - mean)), computed once for grad_weight/grad_bias and grad_input
     xmu = xc - mean
-    batch = training and nx                 # grad_input through the batch statistics
-    gsum = gc.sum(axes, keepdim=True) if nb or batch else None
-    gdot = (gc * xmu).sum(axes, keepdim=True) if nw or batch else None
-    gx = gw = gb = None
-    if nw:
-        gw = (gdot * invstd).reshape(-1)
-    if nb:
-        gb = gsum.reshape(-1)
-    if nx:
-        scale = invstd if w is None else invstd * w.view(shape).to(comp)
-        if batch:
-            m = x.numel() // x.shape[1]
-            gx = (gc - xmu * (invstd * invstd * gdot / m) - gsum / m) * scale
-        else:
-            gx = gc * scale
-    return gx, gw, gb, None, None, None, None, None
+    gsum = gc.sum(axes, keepdim=True)
+    gdot = (gc * xmu).sum(axes, keepdim=True)
+    gw = (gdot * invstd).reshape(-1)
+    gb = gsum.reshape(-1)
+    scale = invstd if w is None else invstd * w.view(shape).to(comp)
+    if training:
+        m = x.numel() // x.shape[1]
+        gx = (gc - xmu * (invstd * invstd * gdot / m) - gsum / m) * scale
+    else:
+        gx = gc * scale
+    return gx, gw, gb
+
+
+def _bn_backward_kernel(g, x, w, rm, rv, save_mean, save_invstd, training, eps, mask):
+    """The decomposition's arithmetic in NumPy: x - mean is the one full-size scratch,
+    the channel sums are contractions, grad_input is built in that scratch in place."""
+    c = x.shape[1]
+    comp = _comp(D._FROM_NP[x.dtype]).np
+    axes, shape = _bn_layout(x.ndim, c)
+    xc, gc = x.astype(comp, copy=False), g.astype(comp, copy=False)
+    if training:
+        xmu = xc - xc.mean(axes, keepdims=True)
+        invstd = 1 / np.sqrt(_mean_square(xmu, axes) + comp.type(eps))
+    else:
+        xmu = xc - rm.astype(comp).reshape(shape)
+        invstd = 1 / np.sqrt(rv.astype(comp).reshape(shape) + comp.type(eps))
+    letters = "abcdefghijklmnopqrstuvwxyz"[:x.ndim]
+    gsum = gc.sum(axes, keepdims=True)
+    gdot = np.einsum(f"{letters},{letters}->b", gc, xmu).reshape(shape)
+    gw = (gdot * invstd).reshape(-1)
+    gb = gsum.reshape(-1)
+    scale = invstd if w is None else invstd * w.astype(comp).reshape(shape)
+    if training:
+        m = x.size // c
+        xmu *= invstd * invstd * gdot / m
+        np.subtract(gc, xmu, out=xmu)
+        xmu -= gsum / m
+        xmu *= scale
+        gx = xmu
+    else:
+        gx = gc * scale
+    pdt = comp if w is None else w.dtype
+    return gx.astype(x.dtype, copy=False), gw.astype(pdt, copy=False), \
+        gb.astype(pdt, copy=False)
+
+
+def _bn_backward_meta(g, x, w, rm, rv, save_mean, save_invstd, training, eps, mask):
+    c = x.shape[1] if x.ndim > 1 else 0
+    pdt = _comp(x.dtype) if w is None else w.dtype
+    return [(tuple(x.shape), x.dtype), ((c,), pdt), ((c,), pdt)]
+
+
+def _bn_backward_vjp(ctx, *grads):
+    """Double backward: rebuild the decomposition on the saved inputs and differentiate
+    it with the engine (create_graph when the outer backward does)."""
+    from ..autograd import grad as _grad
+    from ..autograd.grad_mode import enable_grad
+    from .._dispatch import STATE
+    args = list(ctx.args)
+    need = ctx.needs_input_grad
+    create = STATE.grad_enabled
+    idx = [i for i, a in enumerate(args) if isinstance(a, Tensor) and need[i]]
+    with enable_grad():
+        for i in idx:
+            a = args[i]
+            args[i] = a.view_as(a) if create else a.detach().requires_grad_(True)
+        outs = _bn_backward_decomp(*args)
+    pairs = [(o, gr) for o, gr in zip(outs, grads) if gr is not None and o.requires_grad]
+    res = [None] * len(args)
+    if pairs:
+        got = _grad([o for o, _ in pairs], [args[i] for i in idx], [gr for _, gr in pairs],
+                    create_graph=create, allow_unused=True)
+        for i, gi in zip(idx, got):
+            res[i] = gi
+    return tuple(res)
+
+
+BN_BACKWARD = register(
+    "native_batch_norm_backward", _bn_backward_kernel, meta=_bn_backward_meta,
+    vjp=_bn_backward_vjp, decomp=_bn_backward_decomp,
+    schema="native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, "
+           "Tensor? running_mean, Tensor? running_var, Tensor? save_mean, "
+           "Tensor? save_invstd, bool train, float eps, bool[3] output_mask) "
+           "-> (Tensor, Tensor, Tensor)")
 
 
 BATCH_NORM = register("batch_norm", _bn_kernel, meta=_bn_meta, vjp=_bn_vjp, decomp=_bn_decomp,

@@ -12,6 +12,11 @@ SAMPLES = {
     # training mode: gradients flow through the batch statistics
     "batch_norm": lambda: (lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
                            [t(3, 2, 4), t(2, seed=1), t(2, seed=2)]),
+    # batch_norm's training-mode backward as one op (F.batch_norm's vjp dispatches it)
+    "native_batch_norm_backward": lambda: (
+        lambda g, x, w: ember.ops.get("native_batch_norm_backward")(
+            g, x, w, None, None, None, None, True, 1e-5, [True, True, True]),
+        [t(3, 2, 4, seed=3), t(3, 2, 4), t(2, seed=1)]),
     "layer_norm": lambda: (lambda x, w, b: F.layer_norm(x, (3, 4), w, b),
                            [t(2, 3, 4), t(3, 4, seed=1), t(3, 4, seed=2)]),
     # (the padding row is not looked up: its zero gradient is deliberately not the derivative)
