@@ -96,6 +96,11 @@ def aot_compile(ep, path=None, options=None):
     opts = _options(options)
     cc = cpp_builder.find_compiler()
     sig = ep.graph_signature
+    for spec in sig.output_specs:
+        if spec.kind != OutputKind.USER_OUTPUT:
+            raise NotImplementedError(f"aot_compile: {spec.kind.name} outputs (state updates "
+                                      "of a training-mode program; export the model after "
+                                      ".eval())")
     nodes = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
     inputs, weights, blobs, offset = [], {}, [], 0
     for spec in sig.input_specs:
@@ -131,9 +136,6 @@ def aot_compile(ep, path=None, options=None):
         if isinstance(spec.arg, ConstantArgument):
             raise NotImplementedError("aot_compile: a constant (non-tensor) user output")
         val = next(it)
-        if spec.kind != OutputKind.USER_OUTPUT:
-            raise NotImplementedError(f"aot_compile: {spec.kind.name} outputs (state "
-                                      "updates; export the model in eval() mode)")
         out_info.append((val.name, ag.shape_of(val), ag._val(val)))
     return _build(cc, opts, path, ag, blobs, in_info, out_info)
 
