@@ -2,7 +2,10 @@
 
 Each row is a model step or one op's forward + backward, written once against the library
 module `L` (ember or torch), timed with run.compare (interleaved repeats, best taken) and
-reported as the ember/torch ratio, with the peak memory of one call: ember's
+reported as the ember/torch ratio of wall-clock minima and of CPU-time minima (this
+process's CPU seconds: on a shared box they move less with the others' load, which the
+"others' CPU" column reports as the cores other processes kept busy during the row),
+with the peak memory of one call: ember's
 max_memory_allocated above what was allocated before the call, torch's from its profiler
 (the running sum of each op's own CPU allocations minus frees, in start order, maximum
 over the call: an op's transient scratch inside it is not seen).
@@ -14,6 +17,7 @@ writes benchmarks/results/eager.json and eager.md (a full run only) and prints t
 import json
 import os
 import sys
+import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # before NumPy loads its BLAS
 from pathlib import Path
@@ -23,7 +27,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ember  # noqa: E402
-from run import RESULTS, cnn_workload, compare, mlp_workload  # noqa: E402
+from run import RESULTS, _calls_per_repeat, cnn_workload, mlp_workload  # noqa: E402
 
 torch.set_num_threads(1)   # both libraries on one BLAS thread: the box is shared
 ember.set_num_threads(1)
@@ -175,25 +179,70 @@ ROWS = [  # (name, builder(L) -> step, repeats, budget seconds, issue target rat
 ]
 
 
+# ---------------------------------------------------------------- timing
+
+def _busy_seconds():
+    """CPU seconds all processes spent busy so far (the first line of /proc/stat), or
+    None where there is no /proc."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+    except OSError:
+        return None
+    return (v[0] + v[1] + v[2] + sum(v[5:8])) / os.sysconf("SC_CLK_TCK")
+
+
+def compare(fns, repeat, budget, pause=0.1):
+    """run.compare's interleaved repeats, timing each batch by the wall clock and by this
+    process's CPU time: {name: {"min", "median", "cpu_min"}}, and the cores that other
+    processes kept busy meanwhile (None without /proc)."""
+    numbers = {k: _calls_per_repeat(f, budget) for k, f in fns.items()}
+    wall = {k: [] for k in fns}
+    cpu = {k: [] for k in fns}
+    b0, c0, t0 = _busy_seconds(), time.process_time(), time.perf_counter()
+    for _ in range(repeat):
+        for k, f in fns.items():
+            time.sleep(pause)
+            f()
+            n = numbers[k]
+            w, c = time.perf_counter(), time.process_time()
+            for _ in range(n):
+                f()
+            cpu[k].append((time.process_time() - c) / n)
+            wall[k].append((time.perf_counter() - w) / n)
+    b1, c1, t1 = _busy_seconds(), time.process_time(), time.perf_counter()
+    others = None if b0 is None else max(0.0, (b1 - b0) - (c1 - c0)) / (t1 - t0)
+    times = {k: {"min": min(wall[k]), "median": sorted(wall[k])[len(wall[k]) // 2],
+                 "cpu_min": min(cpu[k])} for k in fns}
+    return times, others
+
+
 def bench_row(name, build, repeat, budget, target):
     steps = {"ember": build(ember), "torch": build(torch)}
-    times = compare(steps, repeat=repeat, budget=budget, pause=0.1)
+    times, others = compare(steps, repeat=repeat, budget=budget)
     ratio = times["ember"]["min"] / times["torch"]["min"]
+    cpu_ratio = times["ember"]["cpu_min"] / times["torch"]["cpu_min"]
     peaks = {"ember": ember_peak(steps["ember"]), "torch": torch_peak(steps["torch"])}
-    return {"benchmark": name, "times_s": times, "ember/torch": ratio, "peak_bytes": peaks,
-            "target": target, "met": None if target is None else ratio <= target}
+    return {"benchmark": name, "times_s": times, "ember/torch": ratio,
+            "ember/torch (cpu time)": cpu_ratio, "others_cpu_cores": others,
+            "peak_bytes": peaks, "target": target,
+            "met": None if target is None else ratio <= target}
 
 
 def markdown(rows):
-    out = ["| workload | ember | torch | ember/torch | target | peak MiB ember / torch |",
-           "|---|---|---|---|---|---|"]
+    out = ["| workload | ember | torch | ember/torch | CPU-time ratio | target | "
+           "peak MiB ember / torch | others' CPU |",
+           "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         t, p = r["times_s"], r["peak_bytes"]
         tgt = "" if r["target"] is None else \
             f"≤ {r['target']}× ({'met' if r['met'] else 'not met'})"
+        oth = "" if r["others_cpu_cores"] is None else \
+            f"{r['others_cpu_cores']:.1f} of {os.cpu_count()} cores"
         out.append(f"| {r['benchmark']} | {t['ember']['min'] * 1e3:.2f} ms | "
-                   f"{t['torch']['min'] * 1e3:.2f} ms | {r['ember/torch']:.2f}× | {tgt} | "
-                   f"{p['ember'] / 2**20:.1f} / {p['torch'] / 2**20:.1f} |")
+                   f"{t['torch']['min'] * 1e3:.2f} ms | {r['ember/torch']:.2f}× | "
+                   f"{r['ember/torch (cpu time)']:.2f}× | {tgt} | "
+                   f"{p['ember'] / 2**20:.1f} / {p['torch'] / 2**20:.1f} | {oth} |")
     return "\n".join(out) + "\n"
 
 
