@@ -14,6 +14,12 @@ library's eager kernels, so only capture and call overhead differ):
   For ember the note also times the guard function of the compiled entry alone (read from
   ember._dynamo.runtime's cache; left out if those internals change).
 
+The "inductor" rows compare the code-generating backends (ember/_inductor against
+torch.compile's default inductor), both on one thread, with both eagers in the note: the
+4M-element pointwise+sum, MLP inference, MLP and small-CNN training steps, and the cold
+compile of the MLP in fresh processes with empty caches (plus ember's first call from a
+warm disk cache in another new process).
+
 While ember.compile does not exist or raises, ember's cells read "n/a (not built)" and
 torch's numbers are still measured.
 
