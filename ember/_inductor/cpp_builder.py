@@ -85,8 +85,10 @@ def _arch_flags():
 
 def cflags():
     """Compile flags. No -ffast-math: NaN and inf keep IEEE meaning (relu(nan) is nan, as
-    eager); -fno-math-errno lets math calls vectorize."""
+    eager); -fno-math-errno lets math calls vectorize; -fwrapv gives integer overflow
+    NumPy's wrap-around instead of undefined behaviour."""
     return ["-O3", "-fPIC", "-shared", "-fopenmp", "-fno-math-errno", "-fno-trapping-math",
+            "-fwrapv",                  # signed integer overflow wraps, as NumPy's
             *_arch_flags(), *config.cpp.extra_flags]
 
 

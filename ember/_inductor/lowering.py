@@ -91,6 +91,7 @@ def promote(args):
             dt = D.float32
         elif k == D.int64 and dt == D.bool:
             dt = D.int64
+
     return dt
 
 

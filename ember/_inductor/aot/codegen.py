@@ -9,7 +9,9 @@ all buffers contiguous row-major (views of them are aliases).
 import math
 import os
 
+from ..._symbolic import SymInt
 from ...fx.node import Node
+from ..ir import SYM_RE, cexpr
 
 __all__ = ["AotGraph", "generate", "runtime_source", "SUPPORTED_OPS"]
 
@@ -50,7 +52,22 @@ def runtime_source():
 
 
 def _numel(shape):
-    return math.prod(shape)
+    """Product of C size texts, the constant part folded: "6", "(ks_s0)*6"."""
+    const, syms = 1, []
+    for v in shape:
+        v = str(v)
+        if v.lstrip("-").isdigit():
+            const *= int(v)
+        else:
+            syms.append(v)
+    if const == 0 or not syms:
+        return str(const)
+    return "*".join(syms + ([str(const)] if const != 1 else []))
+
+
+def _aligned(n):
+    """n floats rounded up to 16 (64-byte aligned offsets), as C text."""
+    return str((int(n) + 15) // 16 * 16) if n.isdigit() else f"(({n} + 15) / 16 * 16)"
 
 
 def _lit(x):
@@ -63,7 +80,7 @@ def _lit(x):
 
 
 def _ints(xs):
-    return "(const int64_t[]){" + ", ".join(str(int(v)) for v in xs) + "}"
+    return "(const int64_t[]){" + ", ".join(str(v) for v in xs) + "}"
 
 
 def _pair(v):
@@ -83,17 +100,21 @@ class AotGraph:
         self.ptr.update(weights)
         self.shape = {}
         self.lines = []
-        self.arena = 0        # floats
-        self.scratch = 0      # floats of conv im2col scratch
+        self.arena = []       # C texts of the aligned sizes of every intermediate (floats)
+        self.scratch = []     # C texts of each conv's im2col scratch size (floats)
 
     # -- values ------------------------------------------------------------------------
 
     def _alloc(self, node, shape):
-        off = self.arena
-        self.arena += (_numel(shape) + 15) // 16 * 16     # 64-byte aligned offsets
-        self.ptr[node.name] = f"(em_arena + {off})"
+        self.ptr[node.name] = f"(em_arena + {self._take(_numel(shape))})"
         self.shape[node.name] = tuple(shape)
         return self.ptr[node.name]
+
+    def _take(self, numel):
+        """Arena offset (C text) of a fresh block of `numel` floats."""
+        off = arena_size(self.arena)
+        self.arena.append(_aligned(numel))
+        return off
 
     def _val(self, a):
         if not isinstance(a, Node):
@@ -123,6 +144,8 @@ class AotGraph:
                                           "not supported by the C runtime")
             if not n.users:
                 continue
+            if isinstance(n.meta.get("val"), (SymInt, int)):
+                continue          # size arithmetic: the C code reads sizes from metas
             name = "getitem" if getattr(n.target, "__name__", "") == "getitem" else \
                 getattr(n.target, "name", str(n.target))
             if name not in SUPPORTED_OPS:
@@ -160,6 +183,12 @@ class AotGraph:
             if isinstance(a, tuple):                     # ("raw", C pointer, shape)
                 loads.append(f"const float x{k} = {a[1]}[i];")
                 continue
+            if isinstance(a, Node) and isinstance(a.meta.get("val"), SymInt):
+                loads.append(f"const float x{k} = (float){cexpr(a.meta['val'])};")
+                continue
+            if isinstance(a, SymInt):
+                loads.append(f"const float x{k} = (float){cexpr(a)};")
+                continue
             if not isinstance(a, Node):
                 loads.append(f"const float x{k} = {_lit(a)};")
                 continue
@@ -168,15 +197,14 @@ class AotGraph:
                 loads.append(f"const float x{k} = {self._val(a)}[i];")
                 continue
             full = [1] * (nd - len(s)) + list(s)
-            strides, acc = [0] * nd, 1
+            strides = [0] * nd
             for d in range(nd - 1, -1, -1):
-                strides[d] = 0 if full[d] == 1 else acc
-                acc *= full[d]
+                strides[d] = 0 if str(full[d]) == "1" else _numel(full[d + 1:])
             off = " + ".join(f"((i / {_numel(shape[d + 1:])}) % {shape[d]}) * {strides[d]}"
                              for d in range(nd) if strides[d]) or "0"
             loads.append(f"const float x{k} = {self._val(a)}[{off}];")
         numel = _numel(shape)
-        par = " if (0)" if numel < 65536 else ""
+        par = f" if ({numel} >= 65536)"
         self.lines += [f"  #pragma omp parallel for simd{par}",
                        f"  for (int64_t i = 0; i < {numel}; i++) {{",
                        *("    " + ld for ld in loads),
@@ -238,8 +266,7 @@ class AotGraph:
         beta = n.kwargs.get("beta", n.args[3] if len(n.args) > 3 else 1)
         alpha = n.kwargs.get("alpha", n.args[4] if len(n.args) > 4 else 1)
         (m, k), (_, nn) = self.shape_of(a), self.shape_of(b)
-        tmp = f"(em_arena + {self.arena})"
-        self.arena += (m * nn + 15) // 16 * 16
+        tmp = f"(em_arena + {self._take(_numel((m, nn)))})"
         self.lines.append(f"  em_gemm_nn({m}, {nn}, {k}, {self._val(a)}, {self._val(b)}, {tmp});")
         self._pointwise(n, [("raw", tmp, (m, nn)), bias],
                         f"{_lit(alpha)} * x0 + {_lit(beta)} * x1")
@@ -260,7 +287,7 @@ class AotGraph:
             self.lines.append(f"  em_gemm_nn({_numel(sa[:-1])}, {sb[1]}, {sa[-1]}, "
                               f"{self._val(a)}, {self._val(b)}, {out});")
             return
-        if sa[:-2] != sb[:-2]:
+        if tuple(sa[:-2]) != tuple(sb[:-2]):
             raise NotImplementedError("aot_compile: matmul with broadcast batch dims "
                                       f"{list(sa)} @ {list(sb)}")
         self._bmm(n, a, b, sa, sb)
@@ -272,8 +299,8 @@ class AotGraph:
     def _bmm(self, n, a, b, sa, sb):
         m, k, nn = sa[-2], sa[-1], sb[-1]
         out = self._alloc(n, self._out_shape(n))
-        self.lines.append(f"  em_bmm({_numel(sa[:-2])}, {m}, {nn}, {k}, {self._val(a)}, {m * k}, "
-                          f"{self._val(b)}, {k * nn}, {out});")
+        self.lines.append(f"  em_bmm({_numel(sa[:-2])}, {m}, {nn}, {k}, {self._val(a)}, "
+                          f"{_numel((m, k))}, {self._val(b)}, {_numel((k, nn))}, {out});")
 
     def _op_convolution(self, n):
         a = list(n.args) + [None] * 9
@@ -299,8 +326,9 @@ class AotGraph:
         out = self._alloc(n, shape)
         (sh, sw), (ph, pw), (dh, dw) = _pair(stride), _pair(pad), _pair(dil)
         g = int(groups or 1)
-        col = (xs[1] // g) * ws[2] * ws[3] * shape[2] * shape[3]
-        self.scratch = max(self.scratch, col)
+        if not str(xs[1]).isdigit():
+            raise NotImplementedError("aot_compile: convolution with a dynamic channel count")
+        self.scratch.append(_numel((int(xs[1]) // g, ws[2], ws[3], shape[2], shape[3])))
         bias = self._val(b) if isinstance(b, Node) else "NULL"
         self.lines.append(
             f"  em_conv2d({xs[0]}, {xs[1]}, {xs[2]}, {xs[3]}, {self._val(x)}, {ws[0]}, {ws[2]}, "
@@ -343,7 +371,7 @@ class AotGraph:
         xs = self.shape_of(x)
         out = self._alloc(n, shape)
         (kh, kw), (sh, sw), (ph, pw), (dh, dw) = map(_pair, (k, stride, pad, dil))
-        self.lines.append(f"  em_max_pool2d({xs[0] * xs[1]}, {xs[2]}, {xs[3]}, {self._val(x)}, "
+        self.lines.append(f"  em_max_pool2d({_numel(xs[:2])}, {xs[2]}, {xs[3]}, {self._val(x)}, "
                           f"{kh}, {kw}, {sh}, {sw}, {ph}, {pw}, {dh}, {dw}, {shape[2]}, "
                           f"{shape[3]}, {out});")
 
@@ -363,7 +391,7 @@ class AotGraph:
         xs, shape = self._pool_args(n, x)
         out = self._alloc(n, shape)
         (kh, kw), (sh, sw), (ph, pw) = map(_pair, (k, stride, pad))
-        self.lines.append(f"  em_avg_pool2d({xs[0] * xs[1]}, {xs[2]}, {xs[3]}, {self._val(x)}, "
+        self.lines.append(f"  em_avg_pool2d({_numel(xs[:2])}, {xs[2]}, {xs[3]}, {self._val(x)}, "
                           f"{kh}, {kw}, {sh}, {sw}, {ph}, {pw}, {int(include_pad)}, {divisor}, "
                           f"{shape[2]}, {shape[3]}, {out});")
 
@@ -371,7 +399,7 @@ class AotGraph:
         x = n.args[0]
         xs, shape = self._pool_args(n, x)
         out = self._alloc(n, shape)
-        self.lines.append(f"  em_adaptive_avg_pool2d({xs[0] * xs[1]}, {xs[2]}, {xs[3]}, "
+        self.lines.append(f"  em_adaptive_avg_pool2d({_numel(xs[:2])}, {xs[2]}, {xs[3]}, "
                           f"{self._val(x)}, {shape[2]}, {shape[3]}, {out});")
 
     def _softmax(self, n, log_):
@@ -413,10 +441,7 @@ class AotGraph:
     def _permute(self, n, perm):
         x = n.args[0]
         xs = self.shape_of(x)
-        strides, acc = [0] * len(xs), 1
-        for d in range(len(xs) - 1, -1, -1):
-            strides[d] = acc
-            acc *= xs[d]
+        strides = [_numel(xs[d + 1:]) for d in range(len(xs))]
         ys = [xs[p] for p in perm]
         out = self._alloc(n, ys)
         self.lines.append(f"  em_permute({len(xs)}, {_ints(ys)}, "
@@ -452,12 +477,23 @@ def _check_static(name, val):
     dt = str(val.dtype).split(".")[-1]
     if dt != "float32":
         raise NotImplementedError(f"aot_compile: {name} is {dt}; the C runtime is float32 only")
-    shape = tuple(val.shape)
-    if not all(isinstance(s, int) for s in shape):
-        raise NotImplementedError(f"aot_compile: {name} has dynamic size {list(shape)}; "
-                                  "only static shapes are compiled (export without "
-                                  "dynamic_shapes)")
-    return shape
+    return tuple(cexpr(v) for v in val.shape)
+
+
+def arena_size(terms):
+    """Sum of C size texts, the constant part folded."""
+    const = sum(int(t) for t in terms if t.isdigit())
+    return " + ".join([t for t in terms if not t.isdigit()] + [str(const)])
+
+
+def symbols(texts):
+    """The size symbols (ks_s0, ...) that C size texts mention, in first-seen order."""
+    seen = []
+    for t in texts:
+        for m in SYM_RE.findall(str(t)):
+            if m not in seen:
+                seen.append(m)
+    return seen
 
 
 def _table(name, rows, ctype):
@@ -472,12 +508,53 @@ def _c_string(s):
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def generate(ag, blob_path, weight_offsets, inputs, outputs):
+def _bind(inputs, ranges):
+    """C statements binding each size symbol from the first input dim that is exactly it,
+    then checking every input dim (static sizes, repeated symbols, Dim ranges)."""
+    lines, bound = [], {}
+    for k, (_, shape, _) in enumerate(inputs):
+        for d, t in enumerate(shape):
+            m = SYM_RE.fullmatch(t.strip("()"))
+            if m and m.group(0) not in bound:
+                bound[m.group(0)] = (k, d)
+    syms = symbols(t for _, shape, _ in inputs for t in shape)
+    for sym in syms:
+        if sym not in bound:
+            raise NotImplementedError(f"aot_compile: size {sym[3:]} is not the size of any "
+                                      "input dimension (only plain dynamic dims are compiled)")
+        k, d = bound[sym]
+        lines.append(f"  int64_t {sym} = (input_sizes && input_sizes[{k}]) ? "
+                     f"input_sizes[{k}][{d}] : -1;")
+        lines.append(f"  if ({sym} < 0) return em_fail(\"input {k} (%s) has a dynamic size: "
+                     f"input_sizes[{k}] must be given\", em_in_name[{k}]);")
+        lo, hi = ranges.get(sym[3:], (None, None))
+        if lo is not None:
+            lines.append(f"  if ({sym} < {lo}) return em_fail(\"input {k} (%s) size[{d}] is "
+                         f"%lld, below the exported minimum {lo}\", em_in_name[{k}], "
+                         f"(long long){sym});")
+        if hi is not None:
+            lines.append(f"  if ({sym} > {hi}) return em_fail(\"input {k} (%s) size[{d}] is "
+                         f"%lld, above the exported maximum {hi}\", em_in_name[{k}], "
+                         f"(long long){sym});")
+    for sym in syms:
+        lines.append(f"  (void){sym};")
+    for k, (_, shape, _) in enumerate(inputs):
+        for d, t in enumerate(shape):
+            lines.append(f"  if (input_sizes && input_sizes[{k}] && input_sizes[{k}][{d}] != "
+                         f"({t})) return em_fail(\"input {k} (%s) size[{d}] is %lld, the "
+                         f"compiled program expects %lld\", em_in_name[{k}], "
+                         f"(long long)input_sizes[{k}][{d}], (long long)({t}));")
+    return lines
+
+
+def generate(ag, blob_path, weight_offsets, inputs, outputs, ranges):
     """The full C source of the library.
 
     ag: an AotGraph after emit(); blob_path: the raw weights file assembled into the
-    library (.incbin); weight_offsets: {C macro name: float offset}; inputs: [(name, shape,
-    C name)]; outputs: [(name, shape, C pointer expression)]."""
+    library (.incbin); weight_offsets: {C macro name: float offset}; inputs: [(name, shape
+    texts, C name)]; outputs: [(name, shape texts, C pointer expression)]; ranges: {symbol:
+    (min, max or None)} of the dynamic sizes."""
+    static = lambda shape: [t if t.isdigit() else "-1" for t in shape]  # noqa: E731
     src = [runtime_source(), "", "#define EM_API __attribute__((visibility(\"default\")))",
            "/* weights, assembled into .rodata from the raw float32 file written at build */",
            '__asm__(".section .rodata\\n.balign 64\\n.globl em_weights\\n'
@@ -486,8 +563,8 @@ def generate(ag, blob_path, weight_offsets, inputs, outputs):
            "extern const float em_weights[];"]
     for macro, off in weight_offsets.items():
         src.append(f"#define {macro} (em_weights + {off})")
-    src += _table("em_in_shape", [s for _, s, _ in inputs], "int64_t")
-    src += _table("em_out_shape", [s for _, s, _ in outputs], "int64_t")
+    src += _table("em_in_shape", [static(s) for _, s, _ in inputs], "int64_t")
+    src += _table("em_out_shape", [static(s) for _, s, _ in outputs], "int64_t")
     src += [f"static const int em_in_ndim[] = {{{', '.join(str(len(s)) for _, s, _ in inputs)}}};",
             f"static const int em_out_ndim[] = "
             f"{{{', '.join(str(len(s)) for _, s, _ in outputs) or '0'}}};",
@@ -495,38 +572,45 @@ def generate(ag, blob_path, weight_offsets, inputs, outputs):
             + ", ".join(_c_string(n) for n, _, _ in inputs) + "};",
             "static const char *const em_out_name[] = {"
             + ", ".join(_c_string(n) for n, _, _ in outputs) + "};",
-            "static _Thread_local char em_err[512];", ""]
+            "static _Thread_local char em_err[512];",
+            "__attribute__((format(printf, 1, 2)))",
+            "static int em_fail(const char *fmt, ...) {",
+            "  va_list ap; va_start(ap, fmt);",
+            "  int n = snprintf(em_err, sizeof em_err, \"ember_model_run: \");",
+            "  vsnprintf(em_err + n, sizeof em_err - n, fmt, ap); va_end(ap); return 1; }", ""]
     src.append(_API.replace("NIN", str(len(inputs))).replace("NOUT", str(len(outputs))))
+    bind = _bind(inputs, ranges)
+    sizes = ["EM_API int ember_model_output_sizes(const int64_t *const *input_sizes, int i, "
+             "int64_t *sizes) {", *bind]
+    for k, (_, shape, _) in enumerate(outputs):
+        sizes.append(f"  if (i == {k}) {{ " + " ".join(
+            f"sizes[{d}] = {t};" for d, t in enumerate(shape)) + f" return {len(shape)}; }}")
+    sizes += ["  return -1;", "}", ""]
+    scratch = "0"
+    for t in ag.scratch:
+        scratch = t if scratch == "0" else f"EM_MAX({scratch}, {t})"
     body = ["EM_API int ember_model_run(const float *const *inputs, "
             "const int64_t *const *input_sizes, float **outputs, int64_t **output_sizes) {",
             "  em_err[0] = 0;",
-            "  if (!inputs || !outputs) { snprintf(em_err, sizeof em_err, "
-            "\"ember_model_run: inputs and outputs must not be NULL\"); return 1; }",
-            "  for (int i = 0; i < NIN; i++) {".replace("NIN", str(len(inputs))),
-            "    if (!inputs[i]) { snprintf(em_err, sizeof em_err, \"ember_model_run: input %d "
-            "(%s) is NULL\", i, em_in_name[i]); return 1; }",
-            "    if (!input_sizes || !input_sizes[i]) continue;",
-            "    for (int d = 0; d < em_in_ndim[i]; d++)",
-            "      if (input_sizes[i][d] != em_in_shape[i][d]) {",
-            "        snprintf(em_err, sizeof em_err, \"ember_model_run: input %d (%s) size[%d] "
-            "is %lld, the compiled program expects %lld\", i, em_in_name[i], d, "
-            "(long long)input_sizes[i][d], (long long)em_in_shape[i][d]);",
-            "        return 1;", "      }", "  }",
-            f"  float *em_mem = (float *)malloc(sizeof(float) * {ag.arena + ag.scratch + 16});",
-            "  if (!em_mem) { snprintf(em_err, sizeof em_err, \"ember_model_run: out of memory\");"
-            " return 2; }",
+            "  if (!inputs || !outputs) return em_fail(\"inputs and outputs must not be NULL\");",
+            f"  for (int i = 0; i < {len(inputs)}; i++)",
+            "    if (!inputs[i]) return em_fail(\"input %d (%s) is NULL\", i, em_in_name[i]);",
+            *bind,
+            f"  const int64_t em_arena_n = {arena_size(ag.arena)};",
+            f"  float *em_mem = (float *)malloc(sizeof(float) * (em_arena_n + {scratch} + 16));",
+            "  if (!em_mem) { em_fail(\"out of memory\"); return 2; }",
             "  float *em_arena = em_mem;",
-            f"  float *em_scratch = em_mem + {ag.arena};",
+            "  float *em_scratch = em_mem + em_arena_n;",
             "  (void)em_arena; (void)em_scratch;"]
     for k, (_, _, cname) in enumerate(inputs):
         body.append(f"  const float *{cname} = inputs[{k}];")
     body += ag.lines
     for k, (_, shape, ptr) in enumerate(outputs):
-        body.append(f"  memcpy(outputs[{k}], {ptr}, sizeof(float) * {math.prod(shape)});")
-        body.append(f"  if (output_sizes && output_sizes[{k}]) memcpy(output_sizes[{k}], "
-                    f"em_out_shape[{k}], sizeof(int64_t) * {max(len(shape), 1)});")
+        body.append(f"  memcpy(outputs[{k}], {ptr}, sizeof(float) * ({_numel(shape)}));")
+        body.append(f"  if (output_sizes && output_sizes[{k}]) " + "{ " + " ".join(
+            f"output_sizes[{k}][{d}] = {t};" for d, t in enumerate(shape)) + " }")
     body += ["  free(em_mem);", "  return 0;", "}", ""]
-    return "\n".join(src + body)
+    return "\n".join(src + sizes + body)
 
 
 _API = r"""

@@ -7,11 +7,13 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
 
 #define EM_BLK 64
+#define EM_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /* C[M,N] = A[M,K] @ B[N,K]^T (+ bias[N]): nn.Linear's layout; both operands read along K. */
 static void em_gemm_nt(int64_t M, int64_t N, int64_t K, const float *A, const float *B,
