@@ -23,11 +23,13 @@ HEADER = """\
  * All tensors are float32, contiguous, row-major. Weights are inside the library.
  * Inputs ({nin}): {ins}
  * Outputs ({nout}): {outs}
+ * Dynamic sizes (named sN above) are run-time arguments: {ranges}
  *
  * int ember_model_run(inputs, input_sizes, outputs, output_sizes)
  *   inputs[i]       data of user input i (ember_model_input_shape(i) elements)
- *   input_sizes     NULL, or input_sizes[i] = NULL or input i's sizes, checked against the
- *                   compiled shapes (a mismatch returns 1, message in ember_model_last_error)
+ *   input_sizes     input_sizes[i] = input i's sizes, checked against the compiled shapes
+ *                   and ranges (a mismatch returns 1, message in ember_model_last_error);
+ *                   NULL (or input_sizes[i] NULL) only for inputs without dynamic sizes
  *   outputs[i]      caller-allocated buffer of ember_model_output_shape(i)'s numel floats
  *   output_sizes    NULL, or output_sizes[i] = NULL or room for output i's ndim sizes
  *   returns 0 on success, 1 on bad arguments, 2 when out of memory. Thread-safe: each call
@@ -44,9 +46,14 @@ int ember_model_num_outputs(void);
 /* ndim of input/output i (-1 when i is out of range) */
 int ember_model_input_ndim(int i);
 int ember_model_output_ndim(int i);
-/* writes the sizes into `sizes` (when not NULL), returns ndim (-1 when out of range) */
+/* writes the sizes into `sizes` (when not NULL), returns ndim (-1 when out of range);
+   a dynamic size reads -1 */
 int ember_model_input_shape(int i, int64_t *sizes);
 int ember_model_output_shape(int i, int64_t *sizes);
+/* output i's sizes for inputs of sizes input_sizes (as ember_model_run takes them):
+   returns ndim, -1 when i is out of range, -2 (message in ember_model_last_error)
+   when the input sizes are refused */
+int ember_model_output_sizes(const int64_t *const *input_sizes, int i, int64_t *sizes);
 const char *ember_model_input_name(int i);
 const char *ember_model_output_name(int i);
 int ember_model_run(const float *const *inputs, const int64_t *const *input_sizes,
@@ -137,7 +144,9 @@ def aot_compile(ep, path=None, options=None):
             raise NotImplementedError("aot_compile: a constant (non-tensor) user output")
         val = next(it)
         out_info.append((val.name, ag.shape_of(val), ag._val(val)))
-    return _build(cc, opts, path, ag, blobs, in_info, out_info)
+    ranges = {str(k): (v.lower, None if v.upper == float("inf") else int(v.upper))
+              for k, v in (ep.range_constraints or {}).items()}
+    return _build(cc, opts, path, ag, blobs, in_info, out_info, ranges)
 
 
 def _in_shape(node):
@@ -145,7 +154,11 @@ def _in_shape(node):
     return _static_shape(node)
 
 
-def _build(cc, opts, path, ag, blobs, in_info, out_info):
+def _pretty(shape):
+    return "[" + ", ".join(t.strip("()").replace("ks_", "") for t in shape) + "]"
+
+
+def _build(cc, opts, path, ag, blobs, in_info, out_info, ranges):
     if path is None:
         path = os.path.join(tempfile.mkdtemp(prefix="ember_aot_"), "model.so")
     path = os.path.abspath(os.fspath(path))
@@ -158,7 +171,8 @@ def _build(cc, opts, path, ag, blobs, in_info, out_info):
             data += bytes(4 * off - len(data)) + arr.tobytes()
         with open(blob, "wb") as f:
             f.write(bytes(data))
-        src = generate(ag, blob, {m: off for m, off, _ in blobs}, in_info, out_info)
+        src = generate(ag, blob, {m: off for m, off, _ in blobs}, in_info, out_info,
+                       ranges)
         c_path = os.path.join(d, "model.c")
         with open(c_path, "w") as f:
             f.write(src)
@@ -177,6 +191,8 @@ def _build(cc, opts, path, ag, blobs, in_info, out_info):
     guard = "".join(ch if ch.isalnum() else "_" for ch in os.path.basename(stem)).upper()
     _atomic_write(stem + ".h", HEADER.format(
         stem=os.path.basename(stem), nin=len(in_info), nout=len(out_info), guard=guard,
-        ins=", ".join(f"{n} {list(s)}" for n, s, _ in in_info),
-        outs=", ".join(f"{n} {list(s)}" for n, s, _ in out_info)))
+        ins=", ".join(f"{n} {_pretty(s)}" for n, s, _ in in_info),
+        outs=", ".join(f"{n} {_pretty(s)}" for n, s, _ in out_info),
+        ranges=", ".join(f"{k} in [{lo}, {'inf' if hi is None else hi}]"
+                         for k, (lo, hi) in ranges.items()) or "none"))
     return path

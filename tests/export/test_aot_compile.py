@@ -44,56 +44,64 @@ static int python_loaded(void) {   /* is any libpython mapped into this process?
   return found;
 }
 
-static int64_t numel(shape_fn f, int i, int64_t *sizes, int *nd) {
-  *nd = f(i, sizes);
+typedef int (*osizes_fn)(const int64_t *const *, int, int64_t *);
+
+static int64_t prod(const int64_t *sizes, int nd) {
   int64_t n = 1;
-  for (int d = 0; d < *nd; d++) n *= sizes[d];
+  for (int d = 0; d < nd; d++) n *= sizes[d];
   return n;
 }
 
+/* driver lib.so in.bin out.bin [batch]: a dynamic size (-1) becomes `batch` */
 int main(int argc, char **argv) {
-  if (argc != 4) { fprintf(stderr, "usage: driver lib.so in.bin out.bin\n"); return 2; }
+  if (argc < 4) { fprintf(stderr, "usage: driver lib.so in.bin out.bin [batch]\n"); return 2; }
   void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (!h) { fprintf(stderr, "dlopen: %s\n", dlerror()); return 3; }
   count_fn nin = (count_fn)dlsym(h, "ember_model_num_inputs");
   count_fn nout = (count_fn)dlsym(h, "ember_model_num_outputs");
   shape_fn ishape = (shape_fn)dlsym(h, "ember_model_input_shape");
-  shape_fn oshape = (shape_fn)dlsym(h, "ember_model_output_shape");
+  osizes_fn osizes = (osizes_fn)dlsym(h, "ember_model_output_sizes");
   run_fn run = (run_fn)dlsym(h, "ember_model_run");
   err_fn err = (err_fn)dlsym(h, "ember_model_last_error");
-  if (!nin || !nout || !ishape || !oshape || !run || !err) { fprintf(stderr, "dlsym\n"); return 4; }
+  if (!nin || !nout || !ishape || !osizes || !run || !err) { fprintf(stderr, "dlsym\n"); return 4; }
   (void)&ember_model_run;   /* the header declares what dlsym found */
-  int ni = nin(), no = nout(), nd;
-  int64_t sizes[16], wrong[16];
+  int ni = nin(), no = nout();
+  int64_t isizes[16][16], osz_store[16][16], sizes[16], wrong[16];
+  int ind[16];
   const float *ins[16]; float *outs[16]; int64_t *osz[16]; const int64_t *isz[16];
   FILE *fi = fopen(argv[2], "rb");
   for (int i = 0; i < ni; i++) {
-    int64_t n = numel(ishape, i, sizes, &nd);
+    ind[i] = ishape(i, isizes[i]);
+    for (int d = 0; d < ind[i]; d++)
+      if (isizes[i][d] < 0) isizes[i][d] = argc > 4 ? atoll(argv[4]) : 0;
+    isz[i] = isizes[i];
+    int64_t n = prod(isizes[i], ind[i]);
     float *buf = malloc(sizeof(float) * n);
     if (fread(buf, sizeof(float), n, fi) != (size_t)n) { fprintf(stderr, "short input\n"); return 5; }
     ins[i] = buf;
   }
   fclose(fi);
   for (int i = 0; i < no; i++) {
-    outs[i] = malloc(sizeof(float) * numel(oshape, i, sizes, &nd));
-    osz[i] = calloc(16, sizeof(int64_t));
+    int nd = osizes(isz, i, sizes);
+    if (nd < 0) { fprintf(stderr, "output_sizes: %s\n", err()); return 9; }
+    outs[i] = malloc(sizeof(float) * prod(sizes, nd));
+    osz[i] = osz_store[i];
   }
-  /* a wrong size is refused with a message */
-  ishape(0, wrong);
-  wrong[0] += 1;
+  /* a wrong (static, last) size is refused with a message */
+  memcpy(wrong, isizes[0], sizeof wrong);
+  wrong[ind[0] - 1] += 1;
   isz[0] = wrong;
-  for (int i = 1; i < ni; i++) isz[i] = NULL;
   if (run(ins, isz, outs, osz) != 1) { fprintf(stderr, "wrong size accepted\n"); return 6; }
   printf("refused: %s\n", err());
-  wrong[0] -= 1;
+  isz[0] = isizes[0];
   int rc = run(ins, isz, outs, osz);
   if (rc != 0) { fprintf(stderr, "run failed: %d %s\n", rc, err()); return 7; }
   FILE *fo = fopen(argv[3], "wb");
   for (int i = 0; i < no; i++) {
-    int64_t n = numel(oshape, i, sizes, &nd);
+    int nd = osizes(isz, i, sizes);
     for (int d = 0; d < nd; d++)
       if (osz[i][d] != sizes[d]) { fprintf(stderr, "output_sizes\n"); return 8; }
-    fwrite(outs[i], sizeof(float), n, fo);
+    fwrite(outs[i], sizeof(float), prod(sizes, nd), fo);
   }
   fclose(fo);
   printf("python_loaded=%d\n", python_loaded());
@@ -102,8 +110,9 @@ int main(int argc, char **argv) {
 """
 
 
-def _run_in_c(tmp_path, so, inputs):
-    """Build the driver against `so`'s header, run it with no Python, return its stdout."""
+def _run_in_c(tmp_path, so, inputs, batch=None):
+    """Build the driver against `so`'s header, run it with no Python, return its stdout
+    and its outputs (flat float32); `batch` fills the dynamic sizes."""
     header = os.path.splitext(so)[0] + ".h"
     with open(header) as f:
         (tmp_path / "model.h").write_text(f.read())
@@ -115,7 +124,8 @@ def _run_in_c(tmp_path, so, inputs):
         for x in inputs:
             f.write(np.ascontiguousarray(x.numpy(), dtype=np.float32).tobytes())
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "OMP_NUM_THREADS": "2"}
-    r = subprocess.run([exe, so, str(tmp_path / "in.bin"), str(tmp_path / "out.bin")],
+    argv = [exe, so, str(tmp_path / "in.bin"), str(tmp_path / "out.bin")]
+    r = subprocess.run(argv + ([str(batch)] if batch is not None else []),
                        capture_output=True, text=True, timeout=60, env=env)
     assert r.returncode == 0, r.stderr
     assert "python_loaded=0" in r.stdout
@@ -154,7 +164,7 @@ def test_mlp_runs_in_c_without_python(tmp_path):
     mlp = nn.Sequential(nn.Linear(6, 32), nn.ReLU(), nn.Dropout(0.2), nn.Linear(32, 16),
                         nn.GELU(), nn.Linear(16, 3), nn.Tanh())
     stdout, _ = _check(tmp_path, mlp, [torch.randn(5, 6)])
-    assert "size[0] is 6, the compiled program expects 5" in stdout
+    assert "input 0 (input) size[1] is 7, the compiled program expects 6" in stdout
 
 
 def test_cnn_runs_in_c_without_python(tmp_path):
@@ -225,3 +235,48 @@ def test_float64_and_training_mode_refused(tmp_path):
     ep = torch.export.export(nn.BatchNorm1d(2).train(), (torch.randn(3, 2),))
     with pytest.raises(NotImplementedError, match="training"):
         torch.export.aot_compile(ep, str(tmp_path / "t.so"))
+
+
+def test_dynamic_batch_cnn_one_library_many_batches(tmp_path):
+    torch.manual_seed(4)
+    cnn = CNN().eval()
+    batch = torch.export.Dim("batch", min=2, max=64)
+    ep = torch.export.export(cnn, (torch.randn(3, 3, 8, 8),), dynamic_shapes={"x": {0: batch}})
+    so = torch.export.aot_compile(ep, str(tmp_path / "lib" / "model.so"))
+    header = (tmp_path / "lib" / "model.h").read_text()
+    assert "x [s0, 3, 8, 8]" in header and "s0 in [2, 64]" in header
+    for n in (2, 5, 17):
+        x = torch.randn(n, 3, 8, 8)
+        _, got = _run_in_c(tmp_path, so, [x], batch=n)
+        with torch.no_grad():
+            want = cnn(x).numpy().ravel()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_dynamic_batch_range_and_missing_sizes_refused(tmp_path):
+    mlp = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).eval()
+    batch = torch.export.Dim("batch", min=2, max=16)
+    ep = torch.export.export(mlp, (torch.randn(3, 4),), dynamic_shapes={"input": {0: batch}})
+    so = torch.export.aot_compile(ep, str(tmp_path / "m.so"))
+    lib = ctypes.CDLL(so)
+    lib.ember_model_last_error.restype = ctypes.c_char_p
+    sizes = (ctypes.c_int64 * 2)()
+    assert lib.ember_model_input_shape(0, sizes) == 2 and list(sizes) == [-1, 4]
+    x = np.random.default_rng(0).standard_normal((20, 4)).astype(np.float32)
+    out = np.zeros((20, 2), np.float32)
+    ins = (ctypes.c_void_p * 1)(x.ctypes.data)
+    outs = (ctypes.c_void_p * 1)(out.ctypes.data)
+    assert lib.ember_model_run(ins, None, outs, None) == 1
+    assert b"dynamic size: input_sizes[0] must be given" in lib.ember_model_last_error()
+    isz = (ctypes.c_int64 * 2)(20, 4)
+    isizes = (ctypes.c_void_p * 1)(ctypes.addressof(isz))
+    assert lib.ember_model_run(ins, isizes, outs, None) == 1
+    assert b"size[0] is 20, above the exported maximum 16" in lib.ember_model_last_error()
+    osz = (ctypes.c_int64 * 2)()
+    assert lib.ember_model_output_sizes(isizes, 0, osz) == -2
+    isz[0] = 9
+    assert lib.ember_model_output_sizes(isizes, 0, osz) == 2 and list(osz) == [9, 2]
+    assert lib.ember_model_run(ins, isizes, outs, None) == 0
+    with torch.no_grad():
+        want = mlp(torch.from_numpy(x[:9])).numpy()
+    np.testing.assert_allclose(out[:9], want, rtol=1e-5, atol=1e-6)

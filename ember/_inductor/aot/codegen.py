@@ -508,9 +508,10 @@ def _c_string(s):
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _bind(inputs, ranges):
+def _bind(inputs, ranges, ret):
     """C statements binding each size symbol from the first input dim that is exactly it,
-    then checking every input dim (static sizes, repeated symbols, Dim ranges)."""
+    then checking every input dim (static sizes, repeated symbols, Dim ranges); a refusal
+    sets the message and returns `ret`."""
     lines, bound = [], {}
     for k, (_, shape, _) in enumerate(inputs):
         for d, t in enumerate(shape):
@@ -525,25 +526,25 @@ def _bind(inputs, ranges):
         k, d = bound[sym]
         lines.append(f"  int64_t {sym} = (input_sizes && input_sizes[{k}]) ? "
                      f"input_sizes[{k}][{d}] : -1;")
-        lines.append(f"  if ({sym} < 0) return em_fail(\"input {k} (%s) has a dynamic size: "
-                     f"input_sizes[{k}] must be given\", em_in_name[{k}]);")
+        lines.append(f"  if ({sym} < 0) {{ em_fail(\"input {k} (%s) has a dynamic size: "
+                     f"input_sizes[{k}] must be given\", em_in_name[{k}]); return {ret}; }}")
         lo, hi = ranges.get(sym[3:], (None, None))
         if lo is not None:
-            lines.append(f"  if ({sym} < {lo}) return em_fail(\"input {k} (%s) size[{d}] is "
+            lines.append(f"  if ({sym} < {lo}) {{ em_fail(\"input {k} (%s) size[{d}] is "
                          f"%lld, below the exported minimum {lo}\", em_in_name[{k}], "
-                         f"(long long){sym});")
+                         f"(long long){sym}); return {ret}; }}")
         if hi is not None:
-            lines.append(f"  if ({sym} > {hi}) return em_fail(\"input {k} (%s) size[{d}] is "
+            lines.append(f"  if ({sym} > {hi}) {{ em_fail(\"input {k} (%s) size[{d}] is "
                          f"%lld, above the exported maximum {hi}\", em_in_name[{k}], "
-                         f"(long long){sym});")
+                         f"(long long){sym}); return {ret}; }}")
     for sym in syms:
         lines.append(f"  (void){sym};")
     for k, (_, shape, _) in enumerate(inputs):
         for d, t in enumerate(shape):
             lines.append(f"  if (input_sizes && input_sizes[{k}] && input_sizes[{k}][{d}] != "
-                         f"({t})) return em_fail(\"input {k} (%s) size[{d}] is %lld, the "
+                         f"({t})) {{ em_fail(\"input {k} (%s) size[{d}] is %lld, the "
                          f"compiled program expects %lld\", em_in_name[{k}], "
-                         f"(long long)input_sizes[{k}][{d}], (long long)({t}));")
+                         f"(long long)input_sizes[{k}][{d}], (long long)({t})); return {ret}; }}")
     return lines
 
 
@@ -579,12 +580,12 @@ def generate(ag, blob_path, weight_offsets, inputs, outputs, ranges):
             "  int n = snprintf(em_err, sizeof em_err, \"ember_model_run: \");",
             "  vsnprintf(em_err + n, sizeof em_err - n, fmt, ap); va_end(ap); return 1; }", ""]
     src.append(_API.replace("NIN", str(len(inputs))).replace("NOUT", str(len(outputs))))
-    bind = _bind(inputs, ranges)
+    bind = _bind(inputs, ranges, "1")
     sizes = ["EM_API int ember_model_output_sizes(const int64_t *const *input_sizes, int i, "
-             "int64_t *sizes) {", *bind]
+             "int64_t *sizes) {", *_bind(inputs, ranges, "-2")]
     for k, (_, shape, _) in enumerate(outputs):
-        sizes.append(f"  if (i == {k}) {{ " + " ".join(
-            f"sizes[{d}] = {t};" for d, t in enumerate(shape)) + f" return {len(shape)}; }}")
+        sizes.append(f"  if (i == {k}) {{ if (sizes) {{ " + " ".join(
+            f"sizes[{d}] = {t};" for d, t in enumerate(shape)) + f" }} return {len(shape)}; }}")
     sizes += ["  return -1;", "}", ""]
     scratch = "0"
     for t in ag.scratch:
