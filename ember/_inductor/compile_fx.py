@@ -7,6 +7,7 @@ the runtime below runs the steps: ctypes calls into the groups, eager kernels fo
 nodes. No C compiler -> one warning and the graph runs op by op on the eager kernels.
 """
 import logging
+import os
 import warnings
 
 from .._logging import getArtifactLogger
@@ -26,6 +27,19 @@ log = logging.getLogger(__name__)
 output_code_log = getArtifactLogger(__name__, "output_code")
 _warned = set()
 _THREADS = [None]     # the OpenMP thread count last set (libgomp's setting is per process)
+_FORKED = [False]
+
+
+def _after_fork_in_child():
+    """GNU OpenMP's thread pool does not survive fork(): a parallel region in a forked child
+    (a DataLoader worker) would wait forever for threads that are gone. As PyTorch does,
+    kernels in a forked child run on one thread."""
+    _FORKED[0] = True
+    _THREADS[0] = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _warn_once(key, msg):
@@ -116,7 +130,7 @@ class CompiledGraph:
     def _threads(self):
         """OpenMP threads follow ember.set_num_threads (or config.cpp.threads)."""
         import ember
-        n = self._nthreads or ember.get_num_threads()
+        n = 1 if _FORKED[0] else self._nthreads or ember.get_num_threads()
         if n != _THREADS[0] and self.lib is not None:
             self.lib.em_set_threads(int(n))
             _THREADS[0] = n

@@ -382,3 +382,28 @@ def test_codecache_clear_command(tmp_path):
                        env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "cleared" in r.stdout
     assert not (tmp_path / "inductor").exists()
+
+
+def _fork_child(f, x, q):
+    q.put(float(f(x)))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_kernels_run_in_a_forked_child():
+    """GNU OpenMP's thread pool does not survive fork: a forked child (DataLoader worker)
+    runs kernels on one thread instead of hanging."""
+    import multiprocessing as mp
+    ember._dynamo.reset()
+    f = ember.compile(lambda x: (x.sin() * 2).sum())
+    x = ember.randn(200_000)
+    want = float(f(x))                       # the parent's pool is started
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_fork_child, args=(f, x, q))
+    p.start()
+    p.join(60)
+    alive = p.is_alive()
+    if alive:
+        p.kill()
+    assert not alive, "the forked child hung in an OpenMP region"
+    assert abs(q.get(timeout=10) - want) <= 1e-3 * abs(want)
