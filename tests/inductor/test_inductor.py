@@ -407,3 +407,11 @@ def test_kernels_run_in_a_forked_child():
         p.kill()
     assert not alive, "the forked child hung in an OpenMP region"
     assert abs(q.get(timeout=10) - want) <= 1e-3 * abs(want)
+
+
+def test_integer_wraparound_and_weak_scalars():
+    fn = lambda y, u: (y + 1, y * 3, u > -1, u < 256, u + 1, u == 300)   # noqa: E731
+    f = compiled(fn)
+    y = ember.tensor([2**31 - 1, -2**31, 5], dtype=ember.int32)
+    u = ember.tensor([0, 5, 255], dtype=ember.uint8)
+    assert_same(f(y, u), fn(y, u))
