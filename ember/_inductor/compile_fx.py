@@ -71,7 +71,7 @@ def compile_fx_inner(gm, example_inputs, **kwargs):
         _warn_once("nocc", f"ember inductor: {e}; the compiled graph runs on the eager "
                            "kernels (correct results, no speed-up)")
         return gm.forward
-    except cpp_builder.CompileError as e:
+    except (cpp_builder.CompileError, OSError) as e:    # OSError: cache dir not writable
         if not config.fallback_on_error:
             raise
         _warn_once(("cc", str(e)[:200]), f"ember inductor: {e}\nfalling back to eager")

@@ -415,3 +415,18 @@ def test_integer_wraparound_and_weak_scalars():
     y = ember.tensor([2**31 - 1, -2**31, 5], dtype=ember.int32)
     u = ember.tensor([0, 5, 255], dtype=ember.uint8)
     assert_same(f(y, u), fn(y, u))
+
+
+def test_concurrent_processes_share_the_cache(tmp_path):
+    """Two processes compiling the same graph at once into one cache: both succeed (each
+    builds into its own temporary file, renamed into place atomically)."""
+    env = dict(os.environ, EMBER_CACHE_DIR=str(tmp_path))
+    code = ("import ember; f = ember.compile(lambda x: (x * 5).cosh().sum(0)); "
+            "print(float(f(ember.ones(3, 2))[0]))")
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1][-500:] for o in outs]
+    assert outs[0][0] == outs[1][0]
+    assert len(list(tmp_path.rglob("*.so"))) == 1
+    assert not list(tmp_path.rglob("*.tmp"))
