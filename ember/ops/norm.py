@@ -73,6 +73,34 @@ def _mean_square(d, axes):
     return np.expand_dims(r, axes).astype(d.dtype, copy=False)
 
 
+def _backward_op_vjp(decomp):
+    """Double backward of a fused backward op: rebuild its decomposition on the saved
+    inputs and differentiate it with the engine (create_graph when the outer backward
+    does)."""
+    def vjp(ctx, *grads):
+        from ..autograd import grad as _grad
+        from ..autograd.grad_mode import enable_grad
+        from .._dispatch import STATE
+        args = list(ctx.args)
+        need = ctx.needs_input_grad
+        create = STATE.grad_enabled
+        idx = [i for i, a in enumerate(args) if isinstance(a, Tensor) and need[i]]
+        with enable_grad():
+            for i in idx:
+                a = args[i]
+                args[i] = a.view_as(a) if create else a.detach().requires_grad_(True)
+            outs = decomp(*args)
+        pairs = [(o, gr) for o, gr in zip(outs, grads) if gr is not None and o.requires_grad]
+        res = [None] * len(args)
+        if pairs:
+            got = _grad([o for o, _ in pairs], [args[i] for i in idx],
+                        [gr for _, gr in pairs], create_graph=create, allow_unused=True)
+            for i, gi in zip(idx, got):
+                res[i] = gi
+        return tuple(res)
+    return vjp
+
+
 # ------------------------------------------------------------------ batch_norm
 
 def _bn_check(x, w, b, rm, rv, training):
@@ -218,34 +246,9 @@ def _bn_backward_meta(g, x, w, rm, rv, save_mean, save_invstd, training, eps, ma
     return [(tuple(x.shape), x.dtype), ((c,), pdt), ((c,), pdt)]
 
 
-def _bn_backward_vjp(ctx, *grads):
-    """Double backward: rebuild the decomposition on the saved inputs and differentiate
-    it with the engine (create_graph when the outer backward does)."""
-    from ..autograd import grad as _grad
-    from ..autograd.grad_mode import enable_grad
-    from .._dispatch import STATE
-    args = list(ctx.args)
-    need = ctx.needs_input_grad
-    create = STATE.grad_enabled
-    idx = [i for i, a in enumerate(args) if isinstance(a, Tensor) and need[i]]
-    with enable_grad():
-        for i in idx:
-            a = args[i]
-            args[i] = a.view_as(a) if create else a.detach().requires_grad_(True)
-        outs = _bn_backward_decomp(*args)
-    pairs = [(o, gr) for o, gr in zip(outs, grads) if gr is not None and o.requires_grad]
-    res = [None] * len(args)
-    if pairs:
-        got = _grad([o for o, _ in pairs], [args[i] for i in idx], [gr for _, gr in pairs],
-                    create_graph=create, allow_unused=True)
-        for i, gi in zip(idx, got):
-            res[i] = gi
-    return tuple(res)
-
-
 BN_BACKWARD = register(
     "native_batch_norm_backward", _bn_backward_kernel, meta=_bn_backward_meta,
-    vjp=_bn_backward_vjp, decomp=_bn_backward_decomp,
+    vjp=_backward_op_vjp(_bn_backward_decomp), decomp=_bn_backward_decomp,
     schema="native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, "
            "Tensor? running_mean, Tensor? running_var, Tensor? save_mean, "
            "Tensor? save_invstd, bool train, float eps, bool[3] output_mask) "
@@ -392,26 +395,76 @@ def _sum_leading(t, k):
 
 
 def _ln_vjp(ctx, g):
-    x, normalized_shape, w, _, eps = ctx.args
+    x, normalized_shape, w, b, eps = ctx.args
     nx, _, nw, nb = ctx.needs_input_grad[:4]
+    k = x.dim() - len(normalized_shape)
+    comp = _comp(x.dtype)
+    if x.numel() == 0:
+        gc = g.to(comp)
+        z = _sum_leading(gc, k)
+        return (gc if nx else None, None, z if nw else None, z if nb else None, None)
+    mean, rstd = _ln_stats(x.to(comp), tuple(range(k, x.dim())), eps)
+    args = (g, x, list(normalized_shape), mean, rstd, w, b, [nx, nw, nb])
+    if g.dtype == x.dtype:      # the fused op (one scratch, contractions for the sums)
+        gx, gw, gb = dispatch(LN_BACKWARD, args)
+    else:
+        gx, gw, gb = _ln_backward_decomp(*args)
+    return gx if nx else None, None, gw if nw else None, gb if nb else None, None
+
+
+def _ln_backward_decomp(g, x, normalized_shape, mean, rstd, w, b, mask):
+    """(grad_input, grad_weight, grad_bias) in ember ops, from the saved statistics."""
     k = x.dim() - len(normalized_shape)
     axes = tuple(range(k, x.dim()))
     comp = _comp(x.dtype)
     xc, gc = x.to(comp), g.to(comp)
-    if x.numel() == 0:
-        z = _sum_leading(gc, k)
-        return (gc if nx else None, None, z if nw else None, z if nb else None, None)
-    mean, rstd = _ln_stats(xc, axes, eps)
     xhat = (xc - mean) * rstd
-    gx = gw = gb = None
-    if nw:
-        gw = _sum_leading(gc * xhat, k)
-    if nb:
-        gb = _sum_leading(gc, k)
-    if nx:
-        gs = gc if w is None else gc * w.to(comp)
-        gx = rstd * (gs - gs.mean(axes, keepdim=True) - xhat * (gs * xhat).mean(axes, keepdim=True))
-    return gx, None, gw, gb, None
+    gw = _sum_leading(gc * xhat, k)
+    gb = _sum_leading(gc, k)
+    gs = gc if w is None else gc * w.to(comp)
+    gx = rstd * (gs - gs.mean(axes, keepdim=True) - xhat * (gs * xhat).mean(axes, keepdim=True))
+    return gx, gw, gb
+
+
+def _ln_backward_kernel(g, x, normalized_shape, mean, rstd, w, b, mask):
+    """The decomposition's arithmetic in NumPy on (rows, G) views: xhat is the one
+    full-size scratch (two with a weight), the sums are contractions, and grad_input is
+    built in the scratch in place."""
+    comp = _comp(D._FROM_NP[x.dtype]).np
+    G = int(np.prod(normalized_shape))
+    xc = x.astype(comp, copy=False).reshape(-1, G)
+    gc = g.astype(comp, copy=False).reshape(-1, G)
+    xhat = np.subtract(xc, mean.astype(comp, copy=False).reshape(-1, 1), order="C")
+    r = rstd.astype(comp, copy=False).reshape(-1, 1)
+    xhat *= r
+    gw = np.einsum("rg,rg->g", gc, xhat)
+    gb = gc.sum(0)
+    gs = gc if w is None else gc * w.astype(comp, copy=False).reshape(1, G)
+    c1 = gs.mean(1, keepdims=True)
+    c2 = (np.einsum("rg,rg->r", gs, xhat) / comp.type(G)).reshape(-1, 1)
+    xhat *= c2
+    np.subtract(gs, xhat, out=xhat)
+    xhat -= c1
+    xhat *= r
+    pdt = comp if w is None else w.dtype
+    ns = tuple(normalized_shape)
+    return xhat.reshape(x.shape).astype(x.dtype, copy=False), \
+        gw.reshape(ns).astype(pdt, copy=False), gb.reshape(ns).astype(pdt, copy=False)
+
+
+def _ln_backward_meta(g, x, normalized_shape, mean, rstd, w, b, mask):
+    pdt = _comp(x.dtype) if w is None else w.dtype
+    ns = tuple(normalized_shape)
+    return [(tuple(x.shape), x.dtype), (ns, pdt), (ns, pdt)]
+
+
+LN_BACKWARD = register(
+    "native_layer_norm_backward", _ln_backward_kernel, meta=_ln_backward_meta,
+    vjp=_backward_op_vjp(_ln_backward_decomp), decomp=_ln_backward_decomp,
+    schema="native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, "
+           "Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) "
+           "-> (Tensor, Tensor, Tensor)")
+LN_BACKWARD.meta_layout = "contiguous"    # the kernel works on (rows, G) copies
 
 
 LAYER_NORM = register("layer_norm", _ln_kernel, meta=_ln_meta, vjp=_ln_vjp, decomp=_ln_decomp,

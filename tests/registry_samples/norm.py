@@ -17,6 +17,12 @@ SAMPLES = {
         lambda g, x, w: ember.ops.get("native_batch_norm_backward")(
             g, x, w, None, None, None, None, True, 1e-5, [True, True, True]),
         [t(3, 2, 4, seed=3), t(3, 2, 4), t(2, seed=1)]),
+    # layer_norm's backward as one op (F.layer_norm's vjp dispatches it)
+    "native_layer_norm_backward": lambda: (
+        lambda g, x, m, r, w: ember.ops.get("native_layer_norm_backward")(
+            g, x, [3, 4], m, r, w, None, [True, True, True]),
+        [t(2, 3, 4, seed=3), t(2, 3, 4), t(2, 1, 1, seed=4), t(2, 1, 1, seed=5).abs() + 0.5,
+         t(3, 4, seed=1)]),
     "layer_norm": lambda: (lambda x, w, b: F.layer_norm(x, (3, 4), w, b),
                            [t(2, 3, 4), t(3, 4, seed=1), t(3, 4, seed=2)]),
     # (the padding row is not looked up: its zero gradient is deliberately not the derivative)
