@@ -6,6 +6,7 @@ pooling, batch_norm, softmax), weights are assembled into the library's .rodata,
 library links only libm (and libgomp when OpenMP is on). Static shapes, float32.
 """
 import os
+import re
 import subprocess
 import tempfile
 
@@ -109,7 +110,7 @@ def aot_compile(ep, path=None, options=None):
                                       "of a training-mode program; export the model after "
                                       ".eval())")
     nodes = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
-    inputs, weights, blobs, offset = [], {}, [], 0
+    inputs, weights, arrays = [], {}, {}
     for spec in sig.input_specs:
         if spec.kind == InputKind.USER_INPUT:
             if isinstance(spec.arg, ConstantArgument):
@@ -127,11 +128,9 @@ def aot_compile(ep, path=None, options=None):
         if arr.dtype != np.float32:
             raise NotImplementedError(f"aot_compile: {spec.target} is {arr.dtype}; the C "
                                       "runtime is float32 only")
-        macro = f"W{len(weights)}"
-        weights[node.name] = macro
-        blobs.append((macro, offset, arr))
-        offset += (arr.size + 15) // 16 * 16
-    ag = AotGraph(ep.graph_module, {n: c for n, _, c in inputs}, weights)
+        weights[node.name] = f"W{len(weights)}"
+        arrays[weights[node.name]] = arr
+    ag = AotGraph(ep.graph_module, {n: c for n, _, c in inputs}, weights, arrays)
     in_info = [(name, ag_shape, c) for (name, node, c), ag_shape in
                zip(inputs, [_in_shape(node) for _, node, _ in inputs])]
     ag.emit()
@@ -146,6 +145,14 @@ def aot_compile(ep, path=None, options=None):
         out_info.append((val.name, ag.shape_of(val), ag._val(val)))
     ranges = {str(k): (v.lower, None if v.upper == float("inf") else int(v.upper))
               for k, v in (ep.range_constraints or {}).items()}
+    # only the weights the code reads (a linear's weight is read in its transposed copy)
+    text = "\n".join(ag.lines + [p for _, _, p in out_info])
+    used = set(re.findall(r"\bWT?\d+\b", text))
+    blobs, offset = [], 0
+    for macro, arr in arrays.items():
+        if macro in used:
+            blobs.append((macro, offset, arr))
+            offset += (arr.size + 15) // 16 * 16
     return _build(cc, opts, path, ag, blobs, in_info, out_info, ranges)
 
 

@@ -94,8 +94,9 @@ class AotGraph:
     `inputs`/`weights`/`outputs` are filled by the caller (aot_compile) with
     {node name: C expression}; intermediates are carved from one per-run arena."""
 
-    def __init__(self, gm, inputs, weights):
+    def __init__(self, gm, inputs, weights, arrays=None):
         self.gm = gm
+        self.arrays = arrays if arrays is not None else {}   # macro -> float32 array
         self.ptr = dict(inputs)
         self.ptr.update(weights)
         self.shape = {}
@@ -258,6 +259,14 @@ class AotGraph:
         xs, ws = self.shape_of(x), self.shape_of(w)
         out = self._alloc(n, self._out_shape(n))
         bias = self._val(b) if isinstance(b, Node) else "NULL"
+        macro = self.ptr.get(w.name)
+        if macro in self.arrays:     # a weight: embed W^T [K, N] for the vectorized GEMM
+            wt = "WT" + macro[1:]
+            self.arrays.setdefault(wt, self.arrays[macro].T.copy())
+            self.ptr.setdefault("__T_" + w.name, wt)
+            self.lines.append(f"  em_linear_t({_numel(xs[:-1])}, {ws[0]}, {ws[1]}, "
+                              f"{self._val(x)}, {wt}, {bias}, {out});")
+            return
         self.lines.append(f"  em_gemm_nt({_numel(xs[:-1])}, {ws[0]}, {ws[1]}, {self._val(x)}, "
                           f"{self._val(w)}, {bias}, {out});")
 

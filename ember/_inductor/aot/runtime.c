@@ -36,14 +36,20 @@ static void em_gemm_nt(int64_t M, int64_t N, int64_t K, const float *A, const fl
   }
 }
 
-/* C[M,N] = A[M,K] @ B[K,N]. A 4x16 tile of C lives in eight 8-float vectors (GCC/clang
- * vector extensions: AVX registers with -mavx, pairs of SSE registers without) while K
- * streams by: each B row strip is read once per 4 rows of A. Edge tiles take a scalar path. */
-typedef float em_v8 __attribute__((vector_size(32)));
+/* C[M,N] = A[M,K] @ B[K,N]. A 4 x (2 vectors) tile of C lives in eight registers (GCC/clang
+ * vector extensions: 8-float AVX vectors when compiled for AVX, else 4-float SSE ones)
+ * while K streams by: each B row strip is read once per 4 rows of A. Edge tiles take a
+ * scalar path. */
+#ifdef __AVX__
+#define EM_VW 8
+#else
+#define EM_VW 4
+#endif
+typedef float em_vec __attribute__((vector_size(EM_VW * 4)));
 #define EM_MR 4
-#define EM_NR 16
+#define EM_NR (2 * EM_VW)
 
-static inline em_v8 em_load8(const float *p) { em_v8 v; memcpy(&v, p, sizeof v); return v; }
+static inline em_vec em_loadv(const float *p) { em_vec v; memcpy(&v, p, sizeof v); return v; }
 
 static void em_gemm_nn(int64_t M, int64_t N, int64_t K, const float *A, const float *B,
                        float *C) {
@@ -53,21 +59,22 @@ static void em_gemm_nn(int64_t M, int64_t N, int64_t K, const float *A, const fl
     const int64_t i0 = (t / tn) * EM_MR, j0 = (t % tn) * EM_NR;
     const int64_t mr = M - i0 < EM_MR ? M - i0 : EM_MR, nr = N - j0 < EM_NR ? N - j0 : EM_NR;
     if (mr == EM_MR && nr == EM_NR) {
-      em_v8 c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0}, c30 = {0},
-            c31 = {0};
+      em_vec c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0}, c30 = {0},
+             c31 = {0};
       const float *a0 = A + i0 * K, *a1 = a0 + K, *a2 = a1 + K, *a3 = a2 + K;
       for (int64_t k = 0; k < K; k++) {
-        const em_v8 b0 = em_load8(B + k * N + j0), b1 = em_load8(B + k * N + j0 + 8);
+        const em_vec b0 = em_loadv(B + k * N + j0), b1 = em_loadv(B + k * N + j0 + EM_VW);
         c00 += a0[k] * b0; c01 += a0[k] * b1;
         c10 += a1[k] * b0; c11 += a1[k] * b1;
         c20 += a2[k] * b0; c21 += a2[k] * b1;
         c30 += a3[k] * b0; c31 += a3[k] * b1;
       }
       float *c = C + i0 * N + j0;
-      memcpy(c, &c00, 32); memcpy(c + 8, &c01, 32); c += N;
-      memcpy(c, &c10, 32); memcpy(c + 8, &c11, 32); c += N;
-      memcpy(c, &c20, 32); memcpy(c + 8, &c21, 32); c += N;
-      memcpy(c, &c30, 32); memcpy(c + 8, &c31, 32);
+      const size_t vb = sizeof(em_vec);
+      memcpy(c, &c00, vb); memcpy(c + EM_VW, &c01, vb); c += N;
+      memcpy(c, &c10, vb); memcpy(c + EM_VW, &c11, vb); c += N;
+      memcpy(c, &c20, vb); memcpy(c + EM_VW, &c21, vb); c += N;
+      memcpy(c, &c30, vb); memcpy(c + EM_VW, &c31, vb);
       continue;
     }
     for (int64_t i = i0; i < i0 + mr; i++)
@@ -77,6 +84,16 @@ static void em_gemm_nn(int64_t M, int64_t N, int64_t K, const float *A, const fl
         C[i * N + j] = acc;
       }
   }
+}
+
+/* nn.Linear with the weight stored transposed (Wt[K,N], done at compile time): the GEMM
+ * above, then the bias. */
+static void em_linear_t(int64_t M, int64_t N, int64_t K, const float *x, const float *wt,
+                        const float *bias, float *y) {
+  em_gemm_nn(M, N, K, x, wt, y);
+  if (bias)
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t j = 0; j < N; j++) y[i * N + j] += bias[j];
 }
 
 /* Batched C[b] = A[b] @ B[b] with per-operand batch strides (0 broadcasts). */
