@@ -528,6 +528,51 @@ def max_pool2d_values(node, args):
     return Reduction(out, x.dtype, win, [nl + 2, nl + 3], out + [1, 1], "amax")
 
 
+def var_parts(node, args):
+    """var(x, dims, correction, keepdim) as (sum, deviations-sum) reductions: the caller
+    realizes `first()`, then `second(mean_buffer)`; None when unsupported."""
+    x = args[0]
+    if not isinstance(x, Value) or not x.dtype.is_floating_point:
+        return None
+    dims = args[1] if len(args) > 1 else None
+    corr = args[2] if len(args) > 2 else None
+    corr = 1 if corr is None else corr
+    if not isinstance(corr, (int, float)) or isinstance(corr, bool):
+        return None
+    nd = len(x.shape)
+    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
+        dims = list(range(nd))
+    elif isinstance(dims, int):
+        dims = [dims]
+    dims = sorted({d % max(nd, 1) for d in dims}) if nd else []
+    keep_shape = [1 if d in dims else n for d, n in enumerate(x.shape)]
+    out = node.meta["val"]
+    n = 1
+    for d in dims:
+        n = n * x.shape[d]
+    dt = out.dtype
+
+    def first():
+        return Reduction(keep_shape, dt, x, dims, keep_shape, "sum")
+
+    def second(total):
+        def dev(ctx, idx):
+            m = total.load(ctx, ["0" if d in dims else i for d, i in enumerate(idx)])
+            v = cast(x.load(ctx, idx), x.dtype, dt)
+            mean = ctx.tmp(regtype(dt), f"{m} / ({regtype(dt)}){ctx.size(n)}")
+            return ctx.tmp(regtype(dt), f"({v} - {mean}) * ({v} - {mean})")
+        sq = Pointwise(list(x.shape), dt, dev, 1)
+        return Reduction(list(out.shape), dt, sq, dims, keep_shape, "sum")
+
+    def finish(ss):
+        def fn(ctx, idx):
+            v = ss.load(ctx, idx)
+            den = ctx.tmp("double", f"(double){ctx.size(n)} - {float(corr)!r}")
+            return ctx.tmp(regtype(dt), f"({regtype(dt)})({v} / ({den} > 0 ? {den} : 0.0))")
+        return Pointwise(list(out.shape), dt, fn, 1)
+    return first, second, finish
+
+
 def lower(node, args):
     """The IR value of prim `node` with lowered `args`, or None (then it is an extern)."""
     f = LOWERINGS.get(node.target.name)

@@ -16,7 +16,7 @@ from ..ops._registry import OpDef
 from . import config
 from .codegen_c import GroupCode, pointwise_kernel, reduction_kernel
 from .ir import Buffer, Reduction, Scalar, Value, supported_dtype
-from .lowering import lower, max_pool2d_values
+from .lowering import lower, max_pool2d_values, var_parts
 
 __all__ = ["Scheduler", "Runtime", "ExternStep", "GroupStep"]
 
@@ -223,6 +223,12 @@ class Scheduler:
             v = max_pool2d_values(n, list(args))
             if v is not None and supported_dtype(v.dtype):
                 return (self.realize(v), None)
+        if isinstance(n.target, OpDef) and n.target.name == "var" and self._lowerable(n, args):
+            parts = var_parts(n, list(args))
+            if parts is not None:
+                first, second, finish = parts
+                total = self.realize(first())
+                return finish(self.realize(second(total)))
         if self._lowerable(n, args):
             v = lower(n, list(args))
             if v is not None:

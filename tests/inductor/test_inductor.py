@@ -430,3 +430,20 @@ def test_concurrent_processes_share_the_cache(tmp_path):
     assert outs[0][0] == outs[1][0]
     assert len(list(tmp_path.rglob("*.so"))) == 1
     assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_var_is_two_generated_reductions():
+    fn = lambda x: (x.var(1), x.var((0, 2), keepdim=True), x.var(), x.std(1, correction=0),  # noqa
+                    ember.var(x, 2, correction=2), F.layer_norm(x, (6,)))
+    f = compiled(fn)
+    x = ember.randn(4, 5, 6)
+    assert_same(f(x), fn(x))
+    g = compiled(lambda x: F.batch_norm(x, None, None, training=True))
+    x = ember.randn(8, 3, 5, 5)
+    assert_same(g(x), F.batch_norm(x, None, None, training=True))
+    assert kernels(g) == [4]           # sum, squared deviations, mean, normalize
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # var over one element: nan, with eager's warning
+        h = compiled(lambda x: x.var(0))
+        x = ember.randn(1, 3)
+        assert_same(h(x), x.var(0))
