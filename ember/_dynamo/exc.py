@@ -1,6 +1,6 @@
 """Exceptions of the capture, with torch._dynamo.exc's names."""
 
-__all__ = ["TorchDynamoException", "Unsupported", "RecompileError", "BackendCompilerFailed",
+__all__ = ["TorchDynamoException", "Unsupported", "RemoteCallBreak", "RecompileError", "BackendCompilerFailed",
            "InternalTorchDynamoError", "UserError", "RestartAnalysis"]
 
 
@@ -22,6 +22,11 @@ class Unsupported(TorchDynamoException):
             return self.msg
         fs = self.user_stack[-1]
         return f"{self.msg}\n  from user code at {fs.filename}:{fs.lineno} in {fs.name}"
+
+
+class RemoteCallBreak(Unsupported):
+    """A call that must run outside any graph (RPC, distributed futures): a graph break
+    even for jit.script, which then runs the function with breaks there (issue 14)."""
 
 
 class RecompileError(TorchDynamoException):

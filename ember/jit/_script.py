@@ -110,6 +110,15 @@ def trace_module(mod, inputs, **kwargs):
     return trace(mod, inputs.get("forward"), **kwargs)
 
 
+def _remote_call_break(e):
+    from .._dynamo.exc import RemoteCallBreak
+    while e is not None:
+        if isinstance(e, RemoteCallBreak):
+            return True
+        e = e.__cause__
+    return False
+
+
 class _LazyScript:
     """jit.script(obj): captured (fullgraph) on the first call, with its arguments."""
 
@@ -119,7 +128,16 @@ class _LazyScript:
 
     def __call__(self, *args, **kwargs):
         if self._scripted is None:
-            ep = _capture(self._obj, args, kwargs, "ember.jit.script", dynamic_batch=True)
+            try:
+                ep = _capture(self._obj, args, kwargs, "ember.jit.script", dynamic_batch=True)
+            except RuntimeError as e:
+                if not _remote_call_break(e):
+                    raise
+                # RPC inside a scripted function (issue 14): the remote calls run for real
+                # at graph breaks, the code around them is compiled
+                from .. import compile as _compile
+                self._scripted = _compile(self._obj, backend="eager")
+                return self._scripted(*args, **kwargs)
             self._scripted = ScriptModule(ep, getattr(self._obj, "__name__",
                                                       type(self._obj).__name__),
                                           getattr(self._obj, "training", False))

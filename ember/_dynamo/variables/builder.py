@@ -10,7 +10,7 @@ from ... import _dtype as D
 from ..._device import device as _Device
 from ..._tensor import Tensor, Size
 from ...ops._registry import OpDef, OpOverloadPacket
-from .base import ConstantVariable, unsupported
+from .base import ConstantVariable, VariableTracker, unsupported
 from .containers import (ListVariable, TupleVariable, DictVariable, SliceVariable,
                          RangeVariable)
 from .functions import (UserFunctionVariable, UserMethodVariable, EmberFunctionVariable,
@@ -61,8 +61,10 @@ def is_allowed(fn):
             return True
     except TypeError:
         return False
-    if isinstance(fn, type):
-        return False
+    if not isinstance(fn, (types.FunctionType, types.BuiltinFunctionType,
+                           types.MethodWrapperType, types.WrapperDescriptorType,
+                           types.MethodDescriptorType)):
+        return False             # classes and objects (a Future, a Generator) are not ops
     mod = getattr(fn, "__module__", None)
     if not _ember_module(mod):
         return False
@@ -230,6 +232,8 @@ class VariableBuilder:
             return NumpyFunctionVariable(value, source)     # np.sin, np.float32(x)
         if _is_user_allowed(value):
             return AllowedFunctionVariable(value, source)
+        if _is_remote_call(value):
+            return _RemoteCall(value, source)
         if isinstance(value, types.FunctionType) and getattr(value, "_ember_capture_as", None):
             return UserFunctionVariable(value._ember_capture_as, source)   # ember.cond
         if is_allowed(value) and not isinstance(value, types.MethodType):
@@ -298,6 +302,30 @@ class NumpyFunctionVariable(EmberFunctionVariable):
 
     def call_function(self, tx, args, kwargs):
         return tx.numpy_call(self.fn, args, kwargs)
+
+
+def _is_remote_call(fn):
+    mod = getattr(fn, "__module__", None) or ""
+    if mod.startswith(("ember.distributed.rpc", "ember.distributed.autograd")):
+        return callable(fn)
+    from ...futures import Future
+    return isinstance(fn, type) and issubclass(fn, Future)
+
+
+class _RemoteCall(VariableTracker):
+    """rpc_sync / rpc_async / remote and friends: run for real at a graph break."""
+
+    def __init__(self, fn, source=None):
+        self.fn, self.source = fn, source
+        self.value = fn                   # rebuilt as itself when live at a break
+
+    def as_python_constant(self):
+        return self.fn
+
+    def call_function(self, tx, args, kwargs):
+        from ..exc import RemoteCallBreak
+        raise RemoteCallBreak(f"{self.fn.__module__}.{self.fn.__qualname__}: remote calls run "
+                              "outside the graph")
 
 
 class _Disabled(UserFunctionVariable):

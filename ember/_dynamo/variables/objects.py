@@ -70,6 +70,10 @@ class _ObjectVariable(VariableTracker):
 
 class UserDefinedObjectVariable(_ObjectVariable):
     def var_getattr(self, tx, name):
+        from ...futures import Future
+        if isinstance(self.value, Future) and not name.startswith("__"):
+            from ..exc import RemoteCallBreak
+            raise RemoteCallBreak(f"Future.{name}: waiting on a future runs outside the graph")
         if name in self.pending:
             return self.pending[name]
         obj = self.value
