@@ -524,6 +524,34 @@ CROSS_ENTROPY = _composite("cross_entropy_loss", _cross_entropy,
                            schema="cross_entropy_loss(Tensor self, Tensor target, "
                                   "Tensor? weight=None, int reduction=1, "
                                   "SymInt ignore_index=-100, float label_smoothing=0.) -> Tensor")
+_ce_graph_vjp = CROSS_ENTROPY.vjp
+
+
+def _ce_vjp(ctx, g):
+    """Class-index targets without smoothing: PyTorch's fused formula,
+    g * w[t] / total * (softmax(x) - onehot(t)) (zero at ignore_index), in ember ops, so it
+    stays differentiable; it runs softmax once instead of rebuilding and differentiating
+    the log_softmax + nll_loss graph. Other cases differentiate the composite."""
+    x, t, w, reduction, ignore_index, ls = ctx.args
+    need = ctx.needs_input_grad
+    if ls > 0 or x.dim() == 0 or tuple(x.shape) == tuple(t.shape) or not need[0] or \
+            (w is not None and need[2]) or x.dtype != g.dtype:
+        return _ce_graph_vjp(ctx, g)
+    from .activation import softmax
+    from .indexing import where
+    cdim = 0 if x.dim() == 1 else 1
+    wv, tc, valid = _nll_weights(x.dtype, t, w, ignore_index)
+    if reduction == MEAN:     # ignored targets get no gradient, even when 0/0 (all ignored)
+        coeff = where(valid, -g * wv / wv.sum(), g.new_zeros(()))
+    else:
+        coeff = -g * wv
+    coeff = coeff.unsqueeze(cdim)
+    gx = softmax(x, cdim) * -coeff
+    gx = gx.scatter_add(cdim, tc.unsqueeze(cdim), coeff)
+    return gx, None, None, None, None, None
+
+
+CROSS_ENTROPY.vjp = _ce_vjp
 
 
 # ------------------------------------------------------------------------- CTC
