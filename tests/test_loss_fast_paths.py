@@ -1,5 +1,6 @@
-"""cross_entropy's fused backward (softmax - onehot, scaled) against PyTorch: reductions,
-class weights, ignore_index (all ignored too), K-dim inputs, one sample, double backward."""
+"""Fused backward paths against PyTorch: cross_entropy (softmax - onehot, scaled) over
+reductions, class weights, ignore_index, K-dim inputs and double backward; embedding's
+per-index row sums."""
 import numpy as np
 import pytest
 
@@ -44,3 +45,20 @@ def test_cross_entropy_double_backward():
     assert ember.autograd.gradcheck(lambda a: ember.nn.functional.cross_entropy(a, t, w), [x])
     assert ember.autograd.gradgradcheck(
         lambda a: ember.nn.functional.cross_entropy(a, t, w, ignore_index=1), [x])
+
+
+@pytest.mark.parametrize("repeat", [1, 5, 40])
+def test_embedding_backward_row_sums_match_torch(repeat):
+    """embedding's backward sums gradient rows per index: the vectorized path (few
+    repeats) and reduceat (an index repeated more than 16 times) against PyTorch."""
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, 50, 200)
+    ids[:repeat] = 7
+    wa = rng.standard_normal((50, 6)).astype(np.float32)
+    ga = rng.standard_normal((200, 6)).astype(np.float32)
+    res = []
+    for L in (ember, torch):
+        w = L.from_numpy(wa.copy()).requires_grad_()
+        L.nn.functional.embedding(L.from_numpy(ids), w, padding_idx=3).backward(L.from_numpy(ga))
+        res.append(w.grad.numpy())
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-5, atol=1e-5)
