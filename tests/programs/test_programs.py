@@ -123,6 +123,8 @@ CASES = [
     ("super_resolution.py", 1e-4, "3 convs + PixelShuffle, Adam", ()),
     ("siamese_network.py", 1e-4, "shared CNN tower, BCELoss, Adadelta", ()),
     ("actor_critic.py", 1e-4, "actions drawn from the policy with NumPy uniforms", ()),
+    ("compiled_training.py", 1e-4, "torch.compile'd CNN (aot_eager) and loss (a graph break), "
+                                   "a smaller last batch", ()),
 ]
 
 
