@@ -1,7 +1,7 @@
 """Exceptions of the capture, with torch._dynamo.exc's names."""
 
-__all__ = ["TorchDynamoException", "Unsupported", "RemoteCallBreak", "RecompileError", "BackendCompilerFailed",
-           "InternalTorchDynamoError", "UserError", "RestartAnalysis"]
+__all__ = ["TorchDynamoException", "Unsupported", "RemoteCallBreak", "RecompileError",
+           "BackendCompilerFailed", "InternalTorchDynamoError", "UserError", "RestartAnalysis"]
 
 
 class TorchDynamoException(RuntimeError):

@@ -764,21 +764,28 @@ class InstructionTranslatorBase:
         val = {0: val, 1: str(val), 2: repr(val), 3: ascii(val)}[conv]
         self.push(ConstantVariable(format(val, spec)))
 
+    def _building(self, depth, what):
+        """The container a comprehension or literal is building; one that came back from a
+        graph break is a real list on the stack: its growth is replayed onto it."""
+        c = self.stack[-depth]
+        self.check_mutable(c, what)
+        return c
+
     def LIST_APPEND(self, ins):
         v = self.pop()
-        self.stack[-ins.arg].items.append(v)
+        self._building(ins.arg, "list append").items.append(v)
 
     def SET_ADD(self, ins):
         v = self.pop()
-        self.stack[-ins.arg].call_method(self, "add", [v], {})
+        self._building(ins.arg, "set add").call_method(self, "add", [v], {})
 
     def MAP_ADD(self, ins):
         v, k = self.pop(), self.pop()
-        self.stack[-ins.arg].items[dict_key(k)] = v
+        self._building(ins.arg, "dict insert").items[dict_key(k)] = v
 
     def LIST_EXTEND(self, ins):
         v = self.pop()
-        self.stack[-ins.arg].items.extend(self.unpack_iterable(v))
+        self._building(ins.arg, "list extend").items.extend(self.unpack_iterable(v))
 
     SET_UPDATE = LIST_EXTEND
 
@@ -789,7 +796,7 @@ class InstructionTranslatorBase:
         v = self.pop()
         if not isinstance(v, DictVariable):
             unsupported("** of a non-dict")
-        self.stack[-ins.arg].items.update(v.items)
+        self._building(ins.arg, "dict update").items.update(v.items)
 
     DICT_MERGE = DICT_UPDATE
 

@@ -239,3 +239,20 @@ def test_user_object_len_and_replaced_method_are_not_baked():
         bag.items.append(n)
     Bag.scale = lambda self: 5.0
     ember.testing.assert_close(cf(x), f(x))
+
+
+def test_long_tuple_built_across_breaks_keeps_every_item():
+    """CPython builds a long tuple literal with BUILD_LIST + LIST_APPEND; a break in the
+    middle hands the half-built list to the next segment, whose appends reach it."""
+    def brk(x):
+        print(end="")
+        return x + 1
+
+    body = ", ".join(f"(x * {i}) if {i} % 7 else brk(x * {i})" for i in range(70))
+    ns = {"brk": brk}
+    exec(f"def f(x):\n    return ({body},)\n", ns)
+    f, x = ns["f"], ember.arange(3.0)
+    got, want = ember.compile(f, backend="eager")(x), f(x)
+    assert len(got) == len(want) == 70
+    for a, b in zip(got, want):
+        assert ember.equal(a, b)
