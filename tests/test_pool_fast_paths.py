@@ -36,3 +36,27 @@ def test_adaptive_avg_even_windows_gradgrad_and_half():
     ref = torch.nn.functional.adaptive_avg_pool2d(torch.from_numpy(a), 2)
     assert mine.dtype == ember.float16
     np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("shape,k,kw", [((2, 3, 8, 6), 2, {}), ((2, 3, 9, 7), 2, {}),
+                                        ((3, 9, 7), (3, 2), {}),
+                                        ((2, 3, 8, 6), 2, {"divisor_override": 3}),
+                                        ((2, 2, 4, 6, 5), 2, {})])
+def test_avg_pool_tiling_windows_match_torch(shape, k, kw):
+    """avg_pool with stride == kernel and no padding (the windows tile the input, leftover
+    rows/cols get no gradient): the reshape-and-sum path."""
+    a = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    n = 3 if len(shape) == 5 else 2
+    res = []
+    for L in (ember, torch):
+        x = L.from_numpy(a.copy()).requires_grad_()
+        y = getattr(L.nn.functional, f"avg_pool{n}d")(x, k, **kw)
+        y.backward(L.from_numpy(np.random.default_rng(1).standard_normal(tuple(y.shape))
+                                .astype(np.float32)))
+        res.append((y.detach().numpy(), x.grad.numpy()))
+    for m, r in zip(*res):
+        assert m.shape == r.shape
+        np.testing.assert_allclose(m, r, rtol=1e-5, atol=1e-6)
+    x = ember.randn(1, 2, 5, 4, dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradgradcheck(
+        lambda t: ember.nn.functional.avg_pool2d(t, 2) ** 2, [x])
