@@ -185,8 +185,12 @@ def _signature(graph):
             return ("fn", getattr(a, "__code__", None) or id(a))
         return ("const", repr(a))
 
+    def shape(n):          # a size from an example value would differ between the captures
+        v = n.meta.get("val")
+        return tuple(str(d) for d in v.shape) if isinstance(v, Tensor) else None
+
     return [(n.op, str(n.target) if n.op != "call_function" else id(n.target),
-             arg(n.args), tuple(sorted((k, arg(v)) for k, v in n.kwargs.items())))
+             arg(n.args), tuple(sorted((k, arg(v)) for k, v in n.kwargs.items())), shape(n))
             for n in graph.nodes if n.op != "output"]
 
 
