@@ -596,9 +596,12 @@ def generate(ag, blob_path, weight_offsets, inputs, outputs, ranges):
         sizes.append(f"  if (i == {k}) {{ if (sizes) {{ " + " ".join(
             f"sizes[{d}] = {t};" for d, t in enumerate(shape)) + f" }} return {len(shape)}; }}")
     sizes += ["  return -1;", "}", ""]
-    scratch = "0"
+    # the largest im2col scratch: constants folded here, symbolic sizes by a function
+    # (a nested macro would expand exponentially)
+    scratch = str(max([int(t) for t in ag.scratch if t.isdigit()] + [0]))
     for t in ag.scratch:
-        scratch = t if scratch == "0" else f"EM_MAX({scratch}, {t})"
+        if not t.isdigit():
+            scratch = f"em_max64({scratch}, {t})"
     body = ["EM_API int ember_model_run(const float *const *inputs, "
             "const int64_t *const *input_sizes, float **outputs, int64_t **output_sizes) {",
             "  em_err[0] = 0;",

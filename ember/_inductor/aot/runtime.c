@@ -13,7 +13,7 @@
 #include <math.h>
 
 #define EM_BLK 64
-#define EM_MAX(a, b) ((a) > (b) ? (a) : (b))
+static inline int64_t em_max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
 /* C[M,N] = A[M,K] @ B[N,K]^T (+ bias[N]): nn.Linear's layout; both operands read along K. */
 static void em_gemm_nt(int64_t M, int64_t N, int64_t K, const float *A, const float *B,
