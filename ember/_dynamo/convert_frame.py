@@ -13,6 +13,7 @@ from .._dispatch import STATE
 from .._symbolic import SymInt
 from .._tensor import Tensor
 from .exc import Unsupported, BackendCompilerFailed
+from ..fx.passes.graph_signature import graph_signature
 from .output_graph import OutputGraph
 from .utils import counters, dynamo_timed
 from .symbolic_convert import (InstructionTranslator, ReturnAt, NULL, _Null,
@@ -146,7 +147,7 @@ def _same_with_other_sizes(code, f_globals, frame, offset, ctx, break_at, og, re
     if type(result) is not type(result2) or getattr(result, "offset", None) != getattr(
             result2, "offset", None):
         return False
-    return _signature(og.graph) == _signature(og2.graph) and \
+    return graph_signature(og.graph) == graph_signature(og2.graph) and \
         _live_constants(og._tx, result) == _live_constants(tx2, result2)
 
 
@@ -169,29 +170,6 @@ def _live_constants(tx, result):
         for v in list(tx.stack) + list(tx.locals.values()):
             walk(v)
     return out
-
-
-def _signature(graph):
-    index = {n: i for i, n in enumerate(graph.nodes)}
-
-    def arg(a):
-        if isinstance(a, (list, tuple)):
-            return (type(a).__name__, tuple(arg(x) for x in a))
-        if hasattr(a, "op") and a in index:
-            return ("node", index[a])
-        if isinstance(a, SymInt):
-            return ("sym", str(a))
-        if callable(a):
-            return ("fn", getattr(a, "__code__", None) or id(a))
-        return ("const", repr(a))
-
-    def shape(n):          # a size from an example value would differ between the captures
-        v = n.meta.get("val")
-        return tuple(str(d) for d in v.shape) if isinstance(v, Tensor) else None
-
-    return [(n.op, str(n.target) if n.op != "call_function" else id(n.target),
-             arg(n.args), tuple(sorted((k, arg(v)) for k, v in n.kwargs.items())), shape(n))
-            for n in graph.nodes if n.op != "output"]
 
 
 class _Rebuild:

@@ -35,6 +35,7 @@ from ..autograd.function import Function
 from ..fx import Graph, GraphModule
 from ..fx.experimental.proxy_tensor import _Recorder, make_fx
 from ..fx.node import map_aggregate
+from ..fx.passes.graph_signature import graph_signature
 from ._functionalize import functionalize_graph
 from .partitioners import default_partition, min_cut_rematerialization_partition
 from .pytree import tree_flatten, tree_unflatten
@@ -423,7 +424,7 @@ def _compile_symbolic(fgm, vals, inputs, fw_compiler, bw_compiler, partition_fn,
         return _MISSING
     if traced is None:
         return None
-    if _signature(traced[0].graph) != _signature(other[0].graph):
+    if graph_signature(traced[0].graph) != graph_signature(other[0].graph):
         log.debug("aot: the joint graph depends on example sizes; specializing")
         return _MISSING
     pos = [i for i, v in enumerate(vals) if isinstance(v, (Tensor, SymInt))]
@@ -458,22 +459,6 @@ def _shift_sizes(args):
         else:
             out.append(size(a))
     return out
-
-
-def _signature(graph):
-    """Nodes as comparable tuples: targets, node references by position, constants."""
-    index = {n: i for i, n in enumerate(graph.nodes)}
-
-    def arg(a):
-        if isinstance(a, (list, tuple)):
-            return (type(a).__name__, tuple(arg(x) for x in a))
-        if a.__class__.__name__ == "Node" and a in index:
-            return ("node", index[a])
-        if hasattr(a, "_sym_expr"):
-            return ("sym_eval", a._sym_expr)
-        return ("const", repr(a))
-    return [(n.op, id(n.target) if n.op == "call_function" else str(n.target), arg(n.args),
-             tuple(sorted((k, arg(v)) for k, v in n.kwargs.items()))) for n in graph.nodes]
 
 
 def _compile_training(fgm, inputs, fw_compiler, bw_compiler, partition_fn, decompositions):
