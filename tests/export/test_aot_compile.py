@@ -280,3 +280,39 @@ def test_dynamic_batch_range_and_missing_sizes_refused(tmp_path):
     with torch.no_grad():
         want = mlp(torch.from_numpy(x[:9])).numpy()
     np.testing.assert_allclose(out[:9], want, rtol=1e-5, atol=1e-6)
+
+
+class Depthwise(nn.Module):
+    """mobilenet's block: depthwise (groups == channels) conv, ReLU6, pointwise conv."""
+
+    def __init__(self):
+        super().__init__()
+        self.dw = nn.Conv2d(6, 6, 3, stride=2, padding=1, groups=6)
+        self.pw = nn.Conv2d(6, 5, 1, bias=False)
+        self.fc = nn.Linear(5, 4)
+
+    def forward(self, x):
+        h = self.pw(nn.functional.relu6(self.dw(x)))
+        return self.fc(nn.functional.adaptive_avg_pool2d(h, 1).flatten(1))
+
+
+def test_depthwise_conv_block(tmp_path):
+    torch.manual_seed(5)
+    _check(tmp_path, Depthwise(), [torch.randn(3, 6, 11, 10)])
+
+
+@pytest.mark.slow
+def test_resnet18_matches_ember(tmp_path):
+    models = pytest.importorskip("ember.vision.models")
+    torch.manual_seed(6)
+    m = models.resnet18(num_classes=10).eval()
+    x = torch.randn(2, 3, 32, 32)
+    ep = torch.export.export(m, (x,))
+    lib = ctypes.CDLL(torch.export.aot_compile(ep, str(tmp_path / "r.so")))
+    out = np.zeros((2, 10), np.float32)
+    xi = np.ascontiguousarray(x.numpy())
+    assert lib.ember_model_run((ctypes.c_void_p * 1)(xi.ctypes.data), None,
+                               (ctypes.c_void_p * 1)(out.ctypes.data), None) == 0
+    with torch.no_grad():
+        want = m(x).numpy()
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)

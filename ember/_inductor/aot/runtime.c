@@ -54,36 +54,61 @@ static inline em_vec em_loadv(const float *p) { em_vec v; memcpy(&v, p, sizeof v
 static void em_gemm_nn(int64_t M, int64_t N, int64_t K, const float *A, const float *B,
                        float *C) {
   const int64_t tm = (M + EM_MR - 1) / EM_MR, tn = (N + EM_NR - 1) / EM_NR;
+  /* the last column strip, when partial, zero-padded to EM_NR once (conv's late layers have
+     N = OH*OW of 4 or 16: without it they would run on a scalar path) */
+  const int64_t nlast = N - (tn - 1) * EM_NR;
+  float *bp = NULL;
+  if (nlast != EM_NR && K > 0) {
+    bp = (float *)calloc((size_t)(K * EM_NR), sizeof(float));
+    if (bp)
+      for (int64_t k = 0; k < K; k++)
+        memcpy(bp + k * EM_NR, B + k * N + (tn - 1) * EM_NR, sizeof(float) * nlast);
+  }
   #pragma omp parallel for if (M * N * K > 262144)
   for (int64_t t = 0; t < tm * tn; t++) {
     const int64_t i0 = (t / tn) * EM_MR, j0 = (t % tn) * EM_NR;
     const int64_t mr = M - i0 < EM_MR ? M - i0 : EM_MR, nr = N - j0 < EM_NR ? N - j0 : EM_NR;
+    if (nr != EM_NR && !bp) {          /* no memory for the padded strip: scalar path */
+      for (int64_t i = i0; i < i0 + mr; i++)
+        for (int64_t j = j0; j < j0 + nr; j++) {
+          float acc = 0.0f;
+          for (int64_t k = 0; k < K; k++) acc += A[i * K + k] * B[k * N + j];
+          C[i * N + j] = acc;
+        }
+      continue;
+    }
+    const float *bs = nr == EM_NR ? B + j0 : bp;
+    const int64_t ldb = nr == EM_NR ? N : EM_NR;
+    /* rows past M read row M-1 again; their results are dropped */
+    const float *a0 = A + i0 * K;
+    const float *a1 = A + (mr > 1 ? i0 + 1 : i0) * K, *a2 = A + (mr > 2 ? i0 + 2 : i0) * K;
+    const float *a3 = A + (mr > 3 ? i0 + 3 : i0) * K;
+    em_vec c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0}, c30 = {0},
+           c31 = {0};
+    for (int64_t k = 0; k < K; k++) {
+      const em_vec b0 = em_loadv(bs + k * ldb), b1 = em_loadv(bs + k * ldb + EM_VW);
+      c00 += a0[k] * b0; c01 += a0[k] * b1;
+      c10 += a1[k] * b0; c11 += a1[k] * b1;
+      c20 += a2[k] * b0; c21 += a2[k] * b1;
+      c30 += a3[k] * b0; c31 += a3[k] * b1;
+    }
+    const size_t vb = sizeof(em_vec);
     if (mr == EM_MR && nr == EM_NR) {
-      em_vec c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0}, c30 = {0},
-             c31 = {0};
-      const float *a0 = A + i0 * K, *a1 = a0 + K, *a2 = a1 + K, *a3 = a2 + K;
-      for (int64_t k = 0; k < K; k++) {
-        const em_vec b0 = em_loadv(B + k * N + j0), b1 = em_loadv(B + k * N + j0 + EM_VW);
-        c00 += a0[k] * b0; c01 += a0[k] * b1;
-        c10 += a1[k] * b0; c11 += a1[k] * b1;
-        c20 += a2[k] * b0; c21 += a2[k] * b1;
-        c30 += a3[k] * b0; c31 += a3[k] * b1;
-      }
       float *c = C + i0 * N + j0;
-      const size_t vb = sizeof(em_vec);
       memcpy(c, &c00, vb); memcpy(c + EM_VW, &c01, vb); c += N;
       memcpy(c, &c10, vb); memcpy(c + EM_VW, &c11, vb); c += N;
       memcpy(c, &c20, vb); memcpy(c + EM_VW, &c21, vb); c += N;
       memcpy(c, &c30, vb); memcpy(c + EM_VW, &c31, vb);
       continue;
     }
-    for (int64_t i = i0; i < i0 + mr; i++)
-      for (int64_t j = j0; j < j0 + nr; j++) {
-        float acc = 0.0f;
-        for (int64_t k = 0; k < K; k++) acc += A[i * K + k] * B[k * N + j];
-        C[i * N + j] = acc;
-      }
+    float tile[EM_MR][EM_NR];
+    memcpy(tile[0], &c00, vb); memcpy(tile[0] + EM_VW, &c01, vb);
+    memcpy(tile[1], &c10, vb); memcpy(tile[1] + EM_VW, &c11, vb);
+    memcpy(tile[2], &c20, vb); memcpy(tile[2] + EM_VW, &c21, vb);
+    memcpy(tile[3], &c30, vb); memcpy(tile[3] + EM_VW, &c31, vb);
+    for (int64_t r = 0; r < mr; r++) memcpy(C + (i0 + r) * N + j0, tile[r], sizeof(float) * nr);
   }
+  free(bp);
 }
 
 /* nn.Linear with the weight stored transposed (Wt[K,N], done at compile time): the GEMM
@@ -110,6 +135,28 @@ static void em_conv2d(int64_t N, int64_t C, int64_t H, int64_t W, const float *x
                       int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
                       int64_t groups, int64_t OH, int64_t OW, float *out, float *col) {
   const int64_t Cg = C / groups, COg = CO / groups, P = OH * OW, R = Cg * KH * KW;
+  if (Cg == 1 && COg == 1) {        /* depthwise: a direct loop, no 1-row GEMMs */
+    #pragma omp parallel for collapse(2) if (N * C * P * KH * KW > 65536)
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t c = 0; c < C; c++) {
+        const float *xc = x + (n * C + c) * H * W, *wc = w + c * KH * KW;
+        float *oc = out + (n * C + c) * P;
+        for (int64_t oh = 0; oh < OH; oh++)
+          for (int64_t ow = 0; ow < OW; ow++) {
+            float acc = 0.0f;
+            for (int64_t kh = 0; kh < KH; kh++) {
+              const int64_t ih = oh * sh - ph + kh * dh;
+              if (ih < 0 || ih >= H) continue;
+              for (int64_t kw = 0; kw < KW; kw++) {
+                const int64_t iw = ow * sw - pw + kw * dw;
+                if (iw >= 0 && iw < W) acc += xc[ih * W + iw] * wc[kh * KW + kw];
+              }
+            }
+            oc[oh * OW + ow] = bias ? acc + bias[c] : acc;
+          }
+      }
+    return;
+  }
   for (int64_t n = 0; n < N; n++) {
     for (int64_t g = 0; g < groups; g++) {
       const float *xg = x + (n * C + g * Cg) * H * W;
