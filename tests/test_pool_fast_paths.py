@@ -60,3 +60,23 @@ def test_avg_pool_tiling_windows_match_torch(shape, k, kw):
     x = ember.randn(1, 2, 5, 4, dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradgradcheck(
         lambda t: ember.nn.functional.avg_pool2d(t, 2) ** 2, [x])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("args", [(2, 2, 0), (3, 2, 1), (3, 1, 1)])
+def test_max_pool_scan_indices_match_torch(dtype, args):
+    """max_pool's per-offset scan (kernels of up to 16 elements): values and indices
+    with ties, -inf, NaNs (a window's last NaN wins) and integers, as PyTorch's."""
+    rng = np.random.default_rng(0)
+    a = rng.integers(-3, 3, (2, 3, 7, 8)).astype(dtype)       # many ties
+    if dtype != np.int64:
+        a[0, 0, 1, 1] = a[0, 0, 2, 2] = a[1, 2, 4, 5] = np.nan
+        a[0, 1, :2, :2] = -np.inf
+    k, s, p = args
+    res = []
+    for L in (ember, torch):
+        x = L.from_numpy(a.copy())
+        v, i = L.nn.functional.max_pool2d(x, k, s, p, return_indices=True)
+        res.append((v.numpy(), i.numpy()))
+    np.testing.assert_array_equal(res[0][0], res[1][0])
+    np.testing.assert_array_equal(res[0][1], res[1][1])

@@ -49,8 +49,9 @@ def pool_output_size(i, k, s, p, d, ceil_mode):
     return o
 
 
-def _windows(x, n, kernel, stride, padding, dilation, osize, fill):
-    """(..., *osize, prod(kernel)) windows of x's last n dims, padded with `fill`."""
+def _windows(x, n, kernel, stride, padding, dilation, osize, fill, flat=True):
+    """(..., *osize, prod(kernel)) windows of x's last n dims, padded with `fill` (with
+    flat=False the view (..., *osize, *kernel), not gathered)."""
     lead = x.shape[:-n]
     isize = x.shape[-n:]
     span = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
@@ -65,6 +66,8 @@ def _windows(x, n, kernel, stride, padding, dilation, osize, fill):
     w = sliding_window_view(xp, span, axis=tuple(range(xp.ndim - n, xp.ndim)))
     w = w[(Ellipsis,) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(osize, stride))
           + tuple(slice(None, None, d) for d in dilation)]
+    if not flat:
+        return w
     return w.reshape(w.shape[:len(lead) + n] + (math.prod(kernel),))
 
 
@@ -151,13 +154,17 @@ def _max_pool_np(x, n, kernel, stride, padding, dilation, ceil_mode):
     osize = tuple(pool_output_size(i, k, s, p, d, ceil_mode) for i, k, s, p, d in
                   zip(isize, kernel, stride, padding, dilation))
     xc = x.astype(np.float32) if _low(x) else x
-    w = _windows(xc, n, kernel, stride, padding, dilation, osize, _lowest(xc.dtype))
-    arg = np.argmax(w, axis=-1)
-    val = np.take_along_axis(w, arg[..., None], -1)[..., 0].astype(x.dtype)
-    if xc.dtype.kind == "f":
-        nan = np.isnan(val)
-        if nan.any():       # PyTorch's `val > maxval || isnan(val)`: a window's last NaN
-            arg[nan] = w.shape[-1] - 1 - np.argmax(np.isnan(w[nan][:, ::-1]), axis=-1)
+    if math.prod(kernel) <= 16:
+        val, arg = _max_scan(xc, n, kernel, stride, padding, dilation, osize)
+        val = val.astype(x.dtype, copy=False)
+    else:
+        w = _windows(xc, n, kernel, stride, padding, dilation, osize, _lowest(xc.dtype))
+        arg = np.argmax(w, axis=-1)
+        val = np.take_along_axis(w, arg[..., None], -1)[..., 0].astype(x.dtype)
+        if xc.dtype.kind == "f":
+            nan = np.isnan(val)
+            if nan.any():       # PyTorch's `val > maxval || isnan(val)`: a window's last NaN
+                arg[nan] = w.shape[-1] - 1 - np.argmax(np.isnan(w[nan][:, ::-1]), axis=-1)
     if not val.size:
         return val, np.zeros(val.shape, np.int64)
     # the flat input index of every (output position, kernel offset), clipped into the
@@ -173,6 +180,32 @@ def _max_pool_np(x, n, kernel, stride, padding, dilation, ceil_mode):
     flat = arg.reshape(-1, math.prod(osize))
     flat += np.arange(flat.shape[1]) * table.shape[-1]
     return val, table.reshape(-1)[flat].reshape(arg.shape)
+
+
+def _max_scan(xc, n, kernel, stride, padding, dilation, osize):
+    """(max, flat kernel offset of the max) of every window, PyTorch's loop over the
+    kernel offsets done one offset at a time over all windows: a strided view and a few
+    elementwise passes per offset, no gathered window copy and no argmax over a
+    tiny axis. `v > max || isnan(v)` keeps the first maximum and a window's last NaN;
+    masked writes (~1 ms per 256K elements) are replaced by maximum and int8 arithmetic."""
+    w = _windows(xc, n, kernel, stride, padding, dilation, osize, _lowest(xc.dtype),
+                 flat=False)
+    offs = list(np.ndindex(*kernel))
+    val = np.array(w[(Ellipsis,) + offs[0]], order="C")    # C order, as the gather gave
+    arg = np.zeros(val.shape, np.int8)          # offsets < 16: int8 arithmetic is cheap
+    floating = xc.dtype.kind == "f"
+    m = np.empty(val.shape, bool)
+    step = np.empty(val.shape, np.int8)
+    for j, off in enumerate(offs[1:], 1):
+        v = w[(Ellipsis,) + off]
+        np.greater(v, val, out=m)
+        if floating:
+            m |= np.isnan(v)
+        np.maximum(val, v, out=val)             # a NaN stays the max, as in PyTorch
+        np.subtract(j, arg, out=step)           # arg = m ? j : arg, without a masked write
+        step *= m.view(np.int8)
+        arg += step
+    return val, arg.astype(np.int64)
 
 
 def _max_pool_meta(n, name, with_indices=True):
