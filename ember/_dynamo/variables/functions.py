@@ -15,8 +15,8 @@ __all__ = ["UserFunctionVariable", "UserMethodVariable", "NestedUserFunctionVari
            "EmberFunctionVariable", "BuiltinVariable", "BoundBuiltinMethod", "TensorMethod"]
 
 
-class UserFunctionVariable(VariableTracker):
-    """A Python function of the user's program: calls are inlined into the graph."""
+class FunctionLikeVariable(VariableTracker):
+    """A callable the capture holds as itself (`fn`), read from `source`."""
 
     def __init__(self, fn, source=None):
         self.fn, self.source = fn, source
@@ -26,6 +26,10 @@ class UserFunctionVariable(VariableTracker):
 
     def as_python_constant(self):
         return self.fn
+
+
+class UserFunctionVariable(FunctionLikeVariable):
+    """A Python function of the user's program: calls are inlined into the graph."""
 
     def call_function(self, tx, args, kwargs):
         return tx.inline_user_function(self.fn, args, kwargs, fn_source=self.source)
@@ -55,17 +59,8 @@ class NestedUserFunctionVariable(VariableTracker):
         return tx.inline_nested_function(self, args, kwargs)
 
 
-class EmberFunctionVariable(VariableTracker):
+class EmberFunctionVariable(FunctionLikeVariable):
     """An ember function, registry op or Tensor method: run on fake tensors, recorded."""
-
-    def __init__(self, fn, source=None):
-        self.fn, self.source = fn, source
-
-    def as_python_constant(self):
-        return self.fn
-
-    def python_type(self):
-        return type(self.fn)
 
     def call_function(self, tx, args, kwargs):
         return tx.call_ember(self.fn, args, kwargs, name=getattr(self.fn, "__name__", None))
@@ -102,17 +97,8 @@ _PURE = {abs, all, any, bool, callable, chr, divmod, float, format, hash, hex, i
 _PURE_MODULES = ("math", "operator", "_operator", "functools", "itertools", "collections")
 
 
-class BuiltinVariable(VariableTracker):
+class BuiltinVariable(FunctionLikeVariable):
     """A Python builtin (or a pure function of math/operator)."""
-
-    def __init__(self, fn, source=None):
-        self.fn, self.source = fn, source
-
-    def as_python_constant(self):
-        return self.fn
-
-    def python_type(self):
-        return type(self.fn)
 
     def __repr__(self):
         return f"BuiltinVariable({getattr(self.fn, '__name__', self.fn)})"
