@@ -316,3 +316,21 @@ def test_resnet18_matches_ember(tmp_path):
     with torch.no_grad():
         want = m(x).numpy()
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+def test_transformer_encoder_in_c(tmp_path):
+    """layer_norm, select (the packed q/k/v), 4-D matmul, softmax, permutes."""
+    torch.manual_seed(7)
+    layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+    _check(tmp_path, nn.TransformerEncoder(layer, 2), [torch.randn(2, 5, 16)])
+
+
+class Slices(nn.Module):
+    def forward(self, x, y):
+        z = torch.cat([x[:, 1:3], y.expand(2, 2, 4), x[:, -2:]], dim=1)
+        return z[:, ::2], x.select(1, -1)
+
+
+def test_slice_select_expand_cat(tmp_path):
+    torch.manual_seed(8)
+    _check(tmp_path, Slices(), [torch.randn(2, 5, 4), torch.randn(1, 2, 4)], rtol=0, atol=0)

@@ -41,7 +41,7 @@ _EXTERN = {"linear", "addmm", "mm", "matmul", "bmm", "convolution", "conv2d", "b
            "max_pool2d_with_indices", "max_pool2d", "avg_pool2d", "_adaptive_avg_pool2d",
            "adaptive_avg_pool2d", "softmax", "_softmax", "log_softmax", "_log_softmax",
            "mean", "sum", "permute", "t", "transpose", "gelu", "hardtanh", "leaky_relu",
-           "clamp", "getitem"}
+           "clamp", "getitem", "select", "slice", "expand", "layer_norm", "cat"}
 SUPPORTED_OPS = frozenset(_VIEWS | set(_UNARY) | set(_BINARY) | _EXTERN)
 
 
@@ -647,3 +647,90 @@ EM_API const char *ember_model_output_name(int i) {
 }
 EM_API const char *ember_model_last_error(void) { return em_err; }
 """
+
+
+def _strides(shape):
+    """Contiguous strides of a shape of C size texts."""
+    return [_numel(shape[d + 1:]) for d in range(len(shape))]
+
+
+def _gather(ag, n, x, ysize, xstrides, base):
+    """out = the strided view (ysize, xstrides) of x starting at `base` floats, copied."""
+    out = ag._alloc(n, ysize)
+    ag.lines.append(f"  em_permute({len(ysize)}, {_ints(ysize) if ysize else _ints([1])}, "
+                    f"{_ints(xstrides) if xstrides else _ints([0])}, {ag._val(x)} + ({base}), "
+                    f"{out});")
+
+
+def _op_select(self, n):
+    x, dim, idx = n.args[:3]
+    xs = self.shape_of(x)
+    dim = dim % len(xs)
+    st = _strides(xs)
+    base = f"((({idx}) < 0 ? ({idx}) + {xs[dim]} : ({idx})) * {st[dim]})"
+    _gather(self, n, x, [t for d, t in enumerate(xs) if d != dim],
+            [t for d, t in enumerate(st) if d != dim], base)
+
+
+def _op_slice(self, n):
+    a = list(n.args) + [None] * 5
+    x, dim, start, _, step = a[0], a[1] or 0, a[2], a[3], a[4] or 1
+    xs = self.shape_of(x)
+    dim = dim % len(xs)
+    st = _strides(xs)
+    start = 0 if start is None else start
+    if hasattr(n.meta.get("val"), "shape"):
+        ys = list(self._out_shape(n))
+    else:                 # a view the capture left without a value: its size by the rule
+        if not all(t.isdigit() for t in xs):
+            raise NotImplementedError(f"aot_compile: {n.name} (slice) has no recorded size")
+        size = int(xs[dim])
+        lo, hi, _ = slice(start, a[3], int(step)).indices(size)
+        ys = list(xs)
+        ys[dim] = str(max(0, -(-(hi - lo) // int(step))))
+        self.shape[n.name] = tuple(ys)
+    xst = list(st)
+    xst[dim] = f"{st[dim]} * {int(step)}"
+    base = f"em_slice_start({cexpr(start)}, {xs[dim]}) * {st[dim]}"
+    _gather(self, n, x, ys, xst, base)
+
+
+def _op_expand(self, n):
+    x = n.args[0]
+    xs, ys = self.shape_of(x), self._out_shape(n)
+    full = ["1"] * (len(ys) - len(xs)) + list(xs)
+    st = _strides(full)
+    _gather(self, n, x, ys, ["0" if full[d] == "1" else st[d] for d in range(len(ys))], "0")
+
+
+def _op_layer_norm(self, n):
+    a = list(n.args) + [None] * 5
+    x, shape, w, b = a[0], a[1], n.kwargs.get("weight", a[2]), n.kwargs.get("bias", a[3])
+    eps = n.kwargs.get("eps", 1e-5 if a[4] is None else a[4])
+    xs = self.shape_of(x)
+    k = len(shape)
+    out = self._alloc(n, xs)
+    ptr = [self._val(t) if isinstance(t, Node) else "NULL" for t in (w, b)]
+    self.lines.append(f"  em_layer_norm({_numel(xs[:-k])}, {_numel(xs[-k:])}, {self._val(x)}, "
+                      f"{ptr[0]}, {ptr[1]}, {float(eps)!r}, {out});")
+
+
+def _op_cat(self, n):
+    a = list(n.args) + [0]
+    tensors, dim = a[0], n.kwargs.get("dim", a[1])
+    ys = self._out_shape(n)
+    dim = dim % len(ys)
+    out = self._alloc(n, ys)
+    outer, ld, off = _numel(ys[:dim]), _numel(ys[dim:]), "0"
+    for t in tensors:
+        ts = self.shape_of(t)
+        if len(ts) != len(ys):
+            continue          # cat skips legacy empty 1-D tensors
+        width = _numel(ts[dim:])
+        self.lines.append(f"  em_cat_part({outer}, {width}, {ld}, {off}, {self._val(t)}, "
+                          f"{out});")
+        off = f"{off} + {width}"
+
+
+for _f in (_op_select, _op_slice, _op_expand, _op_layer_norm, _op_cat):
+    setattr(AotGraph, _f.__name__, _f)

@@ -312,3 +312,36 @@ static void em_reduce_sum(int64_t outer, int64_t n, int64_t inner, const float *
       y[o * inner + i] = mean ? s / (float)n : s;
     }
 }
+
+/* layer_norm over the last n elements of each of `rows` rows (statistics in double). */
+static void em_layer_norm(int64_t rows, int64_t n, const float *x, const float *w,
+                          const float *b, double eps, float *y) {
+  #pragma omp parallel for if (rows * n > 65536)
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * n;
+    float *yr = y + r * n;
+    double s = 0.0, ss = 0.0;
+    for (int64_t k = 0; k < n; k++) s += xr[k];
+    const double mean = s / (double)n;
+    for (int64_t k = 0; k < n; k++) ss += ((double)xr[k] - mean) * ((double)xr[k] - mean);
+    const float inv = (float)(1.0 / sqrt(ss / (double)n + eps)), m = (float)mean;
+    for (int64_t k = 0; k < n; k++) {
+      float v = (xr[k] - m) * inv;
+      if (w) v *= w[k];
+      if (b) v += b[k];
+      yr[k] = v;
+    }
+  }
+}
+
+/* y[o, off:off+n] = x[o, 0:n] for o < outer, rows of y `ld` long: one input of cat. */
+static void em_cat_part(int64_t outer, int64_t n, int64_t ld, int64_t off, const float *x,
+                        float *y) {
+  for (int64_t o = 0; o < outer; o++) memcpy(y + o * ld + off, x + o * n, sizeof(float) * n);
+}
+
+/* a slice's start (PyTorch's rule: negative counts from the end, clamped to [0, size]) */
+static inline int64_t em_slice_start(int64_t start, int64_t size) {
+  if (start < 0) start += size;
+  return start < 0 ? 0 : (start > size ? size : start);
+}
