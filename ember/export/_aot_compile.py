@@ -145,9 +145,10 @@ def aot_compile(ep, path=None, options=None):
         out_info.append((val.name, ag.shape_of(val), ag._val(val)))
     ranges = {str(k): (v.lower, None if v.upper == float("inf") else int(v.upper))
               for k, v in (ep.range_constraints or {}).items()}
-    # only the weights the code reads (a linear's weight is read in its transposed copy)
+    # only the weights the code reads (a linear's weight is read in its transposed copy,
+    # batch_norm's weight and running_var as one folded scale)
     text = "\n".join(ag.lines + [p for _, _, p in out_info])
-    used = set(re.findall(r"\bWT?\d+\b", text))
+    used = set(re.findall(r"\bW[TS]?\d+\b", text))
     blobs, offset = [], 0
     for macro, arr in arrays.items():
         if macro in used:

@@ -8,6 +8,9 @@ all buffers contiguous row-major (views of them are aliases).
 """
 import math
 import os
+import re
+
+import numpy as np
 
 from ..._symbolic import SymInt
 from ...fx.node import Node
@@ -42,6 +45,8 @@ _EXTERN = {"linear", "addmm", "mm", "matmul", "bmm", "convolution", "conv2d", "b
            "adaptive_avg_pool2d", "softmax", "_softmax", "log_softmax", "_log_softmax",
            "mean", "sum", "permute", "t", "transpose", "gelu", "hardtanh", "leaky_relu",
            "clamp", "getitem", "select", "slice", "expand", "layer_norm", "cat"}
+_XVAR = re.compile(r"\bx(\d+)\b")     # operand names in the pointwise templates
+_FUSABLE = set(_UNARY) | set(_BINARY) | {"gelu", "hardtanh", "clamp", "leaky_relu"}
 SUPPORTED_OPS = frozenset(_VIEWS | set(_UNARY) | set(_BINARY) | _EXTERN)
 
 
@@ -103,6 +108,8 @@ class AotGraph:
         self.lines = []
         self.arena = []       # C texts of the aligned sizes of every intermediate (floats)
         self.scratch = []     # C texts of each conv's im2col scratch size (floats)
+        self.pending = {}     # node name -> (C statements, result name): fused pointwise
+        self.nexpr = 0
 
     # -- values ------------------------------------------------------------------------
 
@@ -147,8 +154,7 @@ class AotGraph:
                 continue
             if isinstance(n.meta.get("val"), (SymInt, int)):
                 continue          # size arithmetic: the C code reads sizes from metas
-            name = "getitem" if getattr(n.target, "__name__", "") == "getitem" else \
-                getattr(n.target, "name", str(n.target))
+            name = _opname(n)
             if name not in SUPPORTED_OPS:
                 raise NotImplementedError(
                     f"aot_compile: the C runtime has no implementation of op '{name}' "
@@ -174,13 +180,35 @@ class AotGraph:
 
     # -- pointwise ---------------------------------------------------------------------
 
+    def _fusable(self, n, shape):
+        """Whether n's value can stay a C expression inside its only user's loop (a
+        pointwise op of the same shape: conv -> batch_norm -> relu writes memory once)."""
+        if len(n.users) != 1:
+            return False
+        u = next(iter(n.users))
+        if u.op != "call_function" or _opname(u) not in _FUSABLE:
+            return False
+        val = u.meta.get("val")
+        return hasattr(val, "shape") and tuple(cexpr(v) for v in val.shape) == tuple(shape)
+
     def _pointwise(self, n, args, expr):
-        """out = expr(x0, x1, ...) with broadcasting; non-Node args are literals."""
+        """out = expr(x0, x1, ...) with broadcasting; non-Node args are literals. A value
+        whose only reader is a same-shape pointwise op is not written: its statements are
+        inlined into the reader's loop."""
         shape = self._out_shape(n)
-        out = self._alloc(n, shape)
         nd = len(shape)
+        p = f"v{self.nexpr}_"
+        self.nexpr += 1
         loads = []
         for k, a in enumerate(args):
+            if isinstance(a, Node) and a.name in self.pending:
+                stmts, res = self.pending.pop(a.name)
+                loads += stmts + [f"const float x{k} = {res};"]
+                continue
+            if isinstance(a, tuple) and a[0] == "chan":  # ("chan", C pointer): per dim 1
+                loads.append(f"const float x{k} = {a[1]}[(i / {_numel(shape[2:])}) % "
+                             f"{shape[1]}];")
+                continue
             if isinstance(a, tuple):                     # ("raw", C pointer, shape)
                 loads.append(f"const float x{k} = {a[1]}[i];")
                 continue
@@ -204,12 +232,21 @@ class AotGraph:
             off = " + ".join(f"((i / {_numel(shape[d + 1:])}) % {shape[d]}) * {strides[d]}"
                              for d in range(nd) if strides[d]) or "0"
             loads.append(f"const float x{k} = {self._val(a)}[{off}];")
+        rename = p + r"x\1"
+        loads = [_XVAR.sub(rename, ld) if ld.startswith("const float x") else ld
+                 for ld in loads]
+        loads.append(f"const float {p}r = {_XVAR.sub(rename, expr)};")
+        if self._fusable(n, shape):
+            self.pending[n.name] = (loads, f"{p}r")
+            self.shape[n.name] = tuple(shape)
+            return
+        out = self._alloc(n, shape)
         numel = _numel(shape)
         par = f" if ({numel} >= 65536)"
         self.lines += [f"  #pragma omp parallel for simd{par}",
                        f"  for (int64_t i = 0; i < {numel}; i++) {{",
                        *("    " + ld for ld in loads),
-                       f"    {out}[i] = {expr};", "  }"]
+                       f"    {out}[i] = {p}r;", "  }"]
 
     def _binary(self, n, name):
         a, b = n.args[0], n.args[1]
@@ -351,6 +388,24 @@ class AotGraph:
             raise NotImplementedError("aot_compile: batch_norm in training mode (export the "
                                       "model after .eval())")
         xs = self.shape_of(x)
+        consts = [self.ptr.get(t.name) if isinstance(t, Node) else None for t in (mean, var)]
+        if all(c in self.arrays for c in consts) and \
+                (w is None or self.ptr.get(w.name) in self.arrays):
+            # constant statistics: scale = w / sqrt(var + eps) folded at compile time (as
+            # runtime.c's em_batch_norm computes it), the rest a fusable pointwise op
+            inv = (1.0 / np.sqrt(self.arrays[consts[1]].astype(np.float64) + float(eps)))
+            sc = inv.astype(np.float32)
+            if w is not None:
+                sc = self.arrays[self.ptr[w.name]] * sc
+            macro = f"WS{len(self.arrays)}"
+            self.arrays[macro] = np.ascontiguousarray(sc, dtype=np.float32)
+            args = [x, ("chan", self._val(mean)), ("chan", macro)]
+            expr = "(x0 - x1) * x2"
+            if isinstance(b, Node):
+                args.append(("chan", self._val(b)))
+                expr += " + x3"
+            self._pointwise(n, args, expr)
+            return
         out = self._alloc(n, xs)
         ptr = [self._val(t) if isinstance(t, Node) else "NULL" for t in (w, b)]
         self.lines.append(f"  em_batch_norm({xs[0]}, {xs[1]}, {_numel(xs[2:])}, {self._val(x)}, "
@@ -734,3 +789,9 @@ def _op_cat(self, n):
 
 for _f in (_op_select, _op_slice, _op_expand, _op_layer_norm, _op_cat):
     setattr(AotGraph, _f.__name__, _f)
+
+
+def _opname(n):
+    if getattr(n.target, "__name__", "") == "getitem":
+        return "getitem"
+    return getattr(n.target, "name", str(n.target))
