@@ -106,9 +106,12 @@ class AotGraph:
         self.ptr.update(weights)
         self.shape = {}
         self.lines = []
-        self.arena = []       # C texts of the aligned sizes of every intermediate (floats)
+        self.arena = []       # C texts of the aligned symbolic-size blocks (floats)
         self.scratch = []     # C texts of each conv's im2col scratch size (floats)
         self.pending = {}     # node name -> (C statements, result name): fused pointwise
+        self.deferred = {}    # pending node name -> storage to free once it is read
+        self.inherited = []   # storage freed after the current node (its fused inputs')
+        self.free_static, self.free_sym, self.block, self.static_top = [], [], {}, 0
         self.nexpr = 0
 
     # -- values ------------------------------------------------------------------------
@@ -119,10 +122,53 @@ class AotGraph:
         return self.ptr[node.name]
 
     def _take(self, numel):
-        """Arena offset (C text) of a fresh block of `numel` floats."""
-        off = arena_size(self.arena)
-        self.arena.append(_aligned(numel))
+        """Arena offset (C text) of a block of `numel` floats: a freed block of the same
+        or (static sizes) larger size, else new space. Static blocks are planned in
+        [0, em_static_n), symbolic ones after it."""
+        size = _aligned(numel)
+        if size.isdigit():
+            size = int(size)
+            for k, (off, sz) in enumerate(self.free_static):
+                if sz >= size:
+                    if sz == size:
+                        self.free_static.pop(k)
+                    else:
+                        self.free_static[k] = (off + size, sz - size)
+                    self.block[str(off)] = ("s", off, size)
+                    return str(off)
+            off = self.static_top
+            self.static_top += size
+            self.block[str(off)] = ("s", off, size)
+            return str(off)
+        for k, (off, sz) in enumerate(self.free_sym):
+            if sz == size:
+                self.free_sym.pop(k)
+                self.block[off] = ("y", off, size)
+                return off
+        off = arena_size(["em_static_n"] + self.arena)
+        self.arena.append(size)
+        self.block[off] = ("y", off, size)
         return off
+
+    def _release(self, ptr):
+        """Give back the arena block behind C pointer text `(em_arena + OFF)`."""
+        if not ptr.startswith("(em_arena + "):
+            return
+        kind, off, size = self.block.pop(ptr[len("(em_arena + "):-1])
+        if kind == "y":
+            self.free_sym.append((off, size))
+            return
+        blocks = sorted(self.free_static + [(off, size)])
+        merged = []
+        for o, sz in blocks:                     # coalesce neighbours
+            if merged and merged[-1][0] + merged[-1][1] == o:
+                merged[-1] = (merged[-1][0], merged[-1][1] + sz)
+            else:
+                merged.append((o, sz))
+        self.free_static = merged
+
+    def arena_total(self):
+        return arena_size([str(self.static_top)] + self.arena)
 
     def _val(self, a):
         if not isinstance(a, Node):
@@ -139,36 +185,64 @@ class AotGraph:
 
     # -- the walk ----------------------------------------------------------------------
 
+    def _lifetimes(self):
+        """Per storage (a view shares its base's), the index of the last node reading it;
+        graph outputs live to the end."""
+        root, last = {}, {}
+        nodes = list(self.gm.graph.nodes)
+        for i, n in enumerate(nodes):
+            args = [a for a in _flat((n.args, tuple(n.kwargs.values()))) if isinstance(a, Node)]
+            if n.op == "call_function" and _opname(n) in _VIEWS | {"getitem"} and args:
+                root[n.name] = root.get(args[0].name, args[0].name)
+            for a in args:
+                r = root.get(a.name, a.name)
+                last[r] = len(nodes) if n.op == "output" else i
+        return root, last
+
     def emit(self):
-        for n in self.gm.graph.nodes:
-            if n.op == "placeholder":
-                if n.name in self.ptr:
-                    self.shape[n.name] = _static_shape(n)
+        _, last = self._lifetimes()
+        for i, n in enumerate(self.gm.graph.nodes):
+            self._emit_node(n)
+            # storage whose last reader this was goes back to the arena; when the node
+            # stayed an expression (fused), its reads happen in its reader's loop: later
+            frees = [r for r, k in last.items() if k == i] + self.inherited
+            self.inherited = []
+            if n.name in self.pending:
+                self.deferred[n.name] = frees
                 continue
-            if n.op == "output":
-                continue
-            if n.op != "call_function":
-                raise NotImplementedError(f"aot_compile: graph node {n.op} {n.target} is "
-                                          "not supported by the C runtime")
-            if not n.users:
-                continue
-            if isinstance(n.meta.get("val"), (SymInt, int)):
-                continue          # size arithmetic: the C code reads sizes from metas
-            name = _opname(n)
-            if name not in SUPPORTED_OPS:
-                raise NotImplementedError(
-                    f"aot_compile: the C runtime has no implementation of op '{name}' "
-                    f"(node {n.name}); supported ops: {', '.join(sorted(SUPPORTED_OPS))}")
-            self.lines.append(f"  /* {n.name} = {name} */")
-            if name in _VIEWS:
-                self._view(n)
-            elif name in _UNARY:
-                self._pointwise(n, [n.args[0]], _UNARY[name].replace("v", "x0"))
-            elif name in _BINARY:
-                self._binary(n, name)
-            else:
-                getattr(self, "_op_" + name.lstrip("_"))(n)
+            for r in frees:
+                if r in self.ptr:
+                    self._release(self.ptr[r])
         return self.lines
+
+    def _emit_node(self, n):
+        if n.op == "placeholder":
+            if n.name in self.ptr:
+                self.shape[n.name] = _static_shape(n)
+            return
+        if n.op == "output":
+            return
+        if n.op != "call_function":
+            raise NotImplementedError(f"aot_compile: graph node {n.op} {n.target} is "
+                                      "not supported by the C runtime")
+        if not n.users:
+            return
+        if isinstance(n.meta.get("val"), (SymInt, int)):
+            return            # size arithmetic: the C code reads sizes from metas
+        name = _opname(n)
+        if name not in SUPPORTED_OPS:
+            raise NotImplementedError(
+                f"aot_compile: the C runtime has no implementation of op '{name}' "
+                f"(node {n.name}); supported ops: {', '.join(sorted(SUPPORTED_OPS))}")
+        self.lines.append(f"  /* {n.name} = {name} */")
+        if name in _VIEWS:
+            self._view(n)
+        elif name in _UNARY:
+            self._pointwise(n, [n.args[0]], _UNARY[name].replace("v", "x0"))
+        elif name in _BINARY:
+            self._binary(n, name)
+        else:
+            getattr(self, "_op_" + name.lstrip("_"))(n)
 
     def _out_shape(self, n):
         return _static_shape(n)
@@ -203,6 +277,7 @@ class AotGraph:
         for k, a in enumerate(args):
             if isinstance(a, Node) and a.name in self.pending:
                 stmts, res = self.pending.pop(a.name)
+                self.inherited += self.deferred.pop(a.name, [])
                 loads += stmts + [f"const float x{k} = {res};"]
                 continue
             if isinstance(a, tuple) and a[0] == "chan":  # ("chan", C pointer): per dim 1
@@ -664,7 +739,9 @@ def generate(ag, blob_path, weight_offsets, inputs, outputs, ranges):
             f"  for (int i = 0; i < {len(inputs)}; i++)",
             "    if (!inputs[i]) return em_fail(\"input %d (%s) is NULL\", i, em_in_name[i]);",
             *bind,
-            f"  const int64_t em_arena_n = {arena_size(ag.arena)};",
+            f"  const int64_t em_static_n = {ag.static_top};",
+            f"  const int64_t em_arena_n = {ag.arena_total()};",
+            "  (void)em_static_n;",
             f"  float *em_mem = (float *)malloc(sizeof(float) * (em_arena_n + {scratch} + 16));",
             "  if (!em_mem) { em_fail(\"out of memory\"); return 2; }",
             "  float *em_arena = em_mem;",
@@ -795,3 +872,11 @@ def _opname(n):
     if getattr(n.target, "__name__", "") == "getitem":
         return "getitem"
     return getattr(n.target, "name", str(n.target))
+
+
+def _flat(x):
+    if isinstance(x, (list, tuple)):
+        for y in x:
+            yield from _flat(y)
+    else:
+        yield x
