@@ -61,6 +61,9 @@ int ember_model_run(const float *const *inputs, const int64_t *const *input_size
                     float **outputs, int64_t **output_sizes);
 /* why the last ember_model_run on this thread failed ("" after a success) */
 const char *ember_model_last_error(void);
+/* OpenMP threads of later runs (default: OMP_NUM_THREADS or all cores; no-op without
+   OpenMP) */
+void ember_model_set_num_threads(int n);
 #ifdef __cplusplus
 }}
 #endif

@@ -214,6 +214,7 @@ def test_ctypes_shape_queries(tmp_path):
     assert lib.ember_model_output_shape(0, sizes) == 2 and list(sizes[:2]) == [7, 3]
     assert lib.ember_model_output_shape(1, sizes) == -1
     assert lib.ember_model_input_name(0) == b"input"
+    lib.ember_model_set_num_threads(1)             # a no-op here: built without OpenMP
     assert "ember_model_run" in (tmp_path / "q.h").read_text()
 
 
@@ -283,7 +284,8 @@ def test_dynamic_batch_range_and_missing_sizes_refused(tmp_path):
 
 
 class Depthwise(nn.Module):
-    """mobilenet's block: depthwise (groups == channels) conv, ReLU6, pointwise conv."""
+    """mobilenet's block: depthwise (groups == channels) conv, ReLU6, pointwise conv,
+    hardswish/hardsigmoid (mobilenet_v3's activations)."""
 
     def __init__(self):
         super().__init__()
@@ -293,6 +295,7 @@ class Depthwise(nn.Module):
 
     def forward(self, x):
         h = self.pw(nn.functional.relu6(self.dw(x)))
+        h = nn.functional.hardswish(h) + nn.functional.hardsigmoid(h)
         return self.fc(nn.functional.adaptive_avg_pool2d(h, 1).flatten(1))
 
 

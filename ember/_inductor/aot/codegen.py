@@ -36,6 +36,8 @@ _UNARY = {
     "cos": "cosf(v)",
     "erf": "erff(v)",
     "reciprocal": "1.0f / v",
+    "hardswish": "v * fminf(fmaxf(v + 3.0f, 0.0f), 6.0f) / 6.0f",
+    "hardsigmoid": "fminf(fmaxf(v + 3.0f, 0.0f), 6.0f) / 6.0f",
 }
 _BINARY = {"add": "a + b", "sub": "a - b", "mul": "a * b", "div": "a / b",
            "maximum": "(a > b || a != a) ? a : b", "minimum": "(a < b || a != a) ? a : b",
@@ -238,7 +240,7 @@ class AotGraph:
         if name in _VIEWS:
             self._view(n)
         elif name in _UNARY:
-            self._pointwise(n, [n.args[0]], _UNARY[name].replace("v", "x0"))
+            self._pointwise(n, [n.args[0]], re.sub(r"\bv\b", "x0", _UNARY[name]))
         elif name in _BINARY:
             self._binary(n, name)
         else:
@@ -778,6 +780,13 @@ EM_API const char *ember_model_output_name(int i) {
   return i >= 0 && i < NOUT ? em_out_name[i] : 0;
 }
 EM_API const char *ember_model_last_error(void) { return em_err; }
+EM_API void ember_model_set_num_threads(int n) {
+#ifdef _OPENMP
+  if (n > 0) omp_set_num_threads(n);
+#else
+  (void)n;
+#endif
+}
 """
 
 

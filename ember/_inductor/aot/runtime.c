@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #define EM_BLK 64
 static inline int64_t em_max64(int64_t a, int64_t b) { return a > b ? a : b; }
