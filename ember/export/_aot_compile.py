@@ -104,6 +104,10 @@ def aot_compile(ep, path=None, options=None):
     cflags (extra compiler flags), keep_source (True: also write `<stem>.c`).
     Raises NotImplementedError naming the op or case the C runtime lacks, and
     ember._inductor.cpp_builder.CompilerNotFound without a C compiler."""
+    from ._program import ExportedProgram
+    if not isinstance(ep, ExportedProgram):
+        raise TypeError("ember.export.aot_compile: expected an ExportedProgram (from "
+                        f"ember.export.export), got {type(ep).__name__}")
     opts = _options(options)
     cc = cpp_builder.find_compiler()
     sig = ep.graph_signature

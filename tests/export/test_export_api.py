@@ -170,8 +170,9 @@ def test_run_decompositions_gives_primitives():
                                rtol=1e-5, atol=1e-6)
 
 
-def test_aot_compile_names_the_issue():
-    with pytest.raises(NotImplementedError, match="issue 11 point 4"):
+def test_aot_compile_wants_an_exported_program():
+    # aot_compile itself is tested in test_aot_compile.py
+    with pytest.raises(TypeError, match="expected an ExportedProgram"):
         ember.export.aot_compile(None, "x.so")
 
 
