@@ -205,6 +205,15 @@ def _depthwise(x, w, stride, padding, dilation, groups, transposed, osize):
     isize, kernel = x.shape[2:], w.shape[2:]
     Og = w.shape[0] // groups if not transposed else w.shape[1]
     dt = np.result_type(x, w)
+    if Og == 1 and all(s == 1 for s in stride):
+        if not transposed:
+            return _depthwise_s1(x, w, padding, dilation)
+        # stride 1: the transpose is the forward convolution with the flipped kernel
+        back = tuple(d * (k - 1) - p for k, d, p in zip(kernel, dilation, padding))
+        if min(back) >= 0 and tuple(osize) == tuple(
+                i + d * (k - 1) - 2 * p for i, k, d, p in zip(isize, kernel, dilation, padding)):
+            flip = w[(slice(None), slice(None)) + (slice(None, None, -1),) * len(kernel)]
+            return _depthwise_s1(x, flip, back, dilation)
     if not transposed:
         osize = _forward_size(isize, kernel, stride, padding, dilation)
     last = isize[-1] <= 16
@@ -249,6 +258,40 @@ def _depthwise(x, w, stride, padding, dilation, groups, transposed, osize):
     if last:
         out = np.moveaxis(out.reshape((N,) + tuple(osize) + (groups * Og,)), -1, 1)
     return np.ascontiguousarray(out).reshape((N, groups * Og) + tuple(osize))
+
+
+def _depthwise_s1(x, w, padding, dilation):
+    """Stride-1 depthwise convolution (one input and one output channel per group) on
+    the flattened padded image: each kernel offset is one contiguous shifted run per
+    channel, so NumPy's inner loops span whole images instead of one output row; the
+    output is computed on the padded grid's row length and cropped once at the end."""
+    N, C = x.shape[:2]
+    n = x.ndim - 2
+    isize, kernel = x.shape[2:], w.shape[2:]
+    padded = tuple(i + 2 * p for i, p in zip(isize, padding))
+    osize = tuple(q - d * (k - 1) for q, k, d in zip(padded, kernel, dilation))
+    dt = np.result_type(x, w)
+    if min(osize) <= 0 or N * C == 0:
+        return np.zeros((N, C) + tuple(max(o, 0) for o in osize), dt)
+    pstride = [int(np.prod(padded[i + 1:])) for i in range(n)]
+    shifts = [sum(o * d * ps for o, d, ps in zip(off, dilation, pstride))
+              for off in np.ndindex(*kernel)]
+    wide = (osize[0],) + padded[1:]
+    L = int(np.prod(wide))
+    total = int(np.prod(padded))
+    buf = np.zeros((N, C, max(total, max(shifts) + L)), dt)
+    buf[..., :total].reshape((N, C) + padded)[
+        (Ellipsis,) + tuple(slice(p, p + i) for p, i in zip(padding, isize))] = x
+    wk = w.reshape(C, -1).astype(dt, copy=False)
+    out = np.empty((N, C, L), dt)
+    tmp = np.empty_like(out)
+    for k, sh in enumerate(shifts):
+        if k == 0:
+            np.multiply(buf[..., sh:sh + L], wk[:, k:k + 1], out=out)
+        else:
+            out += np.multiply(buf[..., sh:sh + L], wk[:, k:k + 1], out=tmp)
+    out = out.reshape((N, C) + wide)[(Ellipsis,) + tuple(slice(0, o) for o in osize)]
+    return np.ascontiguousarray(out)
 
 
 def _transposed_size(isize, kernel, stride, padding, dilation, output_padding):
