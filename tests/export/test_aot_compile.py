@@ -337,3 +337,22 @@ class Slices(nn.Module):
 def test_slice_select_expand_cat(tmp_path):
     torch.manual_seed(8)
     _check(tmp_path, Slices(), [torch.randn(2, 5, 4), torch.randn(1, 2, 4)], rtol=0, atol=0)
+
+
+class Conv1dNet(nn.Module):
+    """conv1d (strided, then depthwise dilated), rounding division, maximum: 3 outputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv1d(3, 4, 5, stride=2, padding=2)
+        self.c2 = nn.Conv1d(4, 4, 3, groups=4, dilation=2)
+
+    def forward(self, x):
+        h = self.c2(self.c(x))
+        return (torch.div(h, 0.3, rounding_mode="floor"),
+                torch.div(h, 0.3, rounding_mode="trunc"), torch.maximum(h, h * 0.5))
+
+
+def test_conv1d_and_rounding_division(tmp_path):
+    torch.manual_seed(9)
+    _check(tmp_path, Conv1dNet(), [torch.randn(2, 3, 17)])

@@ -46,9 +46,11 @@ _EXTERN = {"linear", "addmm", "mm", "matmul", "bmm", "convolution", "conv2d", "b
            "max_pool2d_with_indices", "max_pool2d", "avg_pool2d", "_adaptive_avg_pool2d",
            "adaptive_avg_pool2d", "softmax", "_softmax", "log_softmax", "_log_softmax",
            "mean", "sum", "permute", "t", "transpose", "gelu", "hardtanh", "leaky_relu",
-           "clamp", "getitem", "select", "slice", "expand", "layer_norm", "cat"}
+           "clamp", "getitem", "select", "slice", "expand", "layer_norm", "cat",
+           "div_rounding"}
 _XVAR = re.compile(r"\bx(\d+)\b")     # operand names in the pointwise templates
-_FUSABLE = set(_UNARY) | set(_BINARY) | {"gelu", "hardtanh", "clamp", "leaky_relu"}
+_FUSABLE = set(_UNARY) | set(_BINARY) | {"gelu", "hardtanh", "clamp", "leaky_relu",
+                                          "div_rounding"}
 SUPPORTED_OPS = frozenset(_VIEWS | set(_UNARY) | set(_BINARY) | _EXTERN)
 
 
@@ -250,6 +252,10 @@ class AotGraph:
         return _static_shape(n)
 
     def _view(self, n):
+        if _opname(n) == "dropout" and (n.args[2] if len(n.args) > 2
+                                        else n.kwargs.get("train", True)):
+            raise NotImplementedError("aot_compile: dropout in training mode (export the "
+                                      "model after .eval())")
         self._val(n.args[0])
         self.ptr[n.name] = self.ptr[n.args[0].name]
         self.shape[n.name] = self._out_shape(n)
@@ -328,10 +334,21 @@ class AotGraph:
     def _binary(self, n, name):
         a, b = n.args[0], n.args[1]
         alpha = n.args[2] if len(n.args) > 2 else n.kwargs.get("alpha", 1)
-        expr = _BINARY[name].replace("a", "x0").replace("b", "x1")
+        expr = re.sub(r"\bb\b", "x1", re.sub(r"\ba\b", "x0", _BINARY[name]))
         if name in ("add", "sub") and alpha != 1:
             expr = f"x0 {'+' if name == 'add' else '-'} {_lit(alpha)} * x1"
+        mode = n.kwargs.get("rounding_mode")
+        if name == "div" and mode is not None:
+            if mode not in ("floor", "trunc"):
+                raise NotImplementedError(f"aot_compile: div with rounding_mode={mode!r}")
+            expr = f"{mode}f(x0 / x1)"
         self._pointwise(n, [a, b], expr)
+
+    def _op_div_rounding(self, n):
+        mode = n.args[2] if len(n.args) > 2 else n.kwargs.get("rounding_mode")
+        if mode not in ("floor", "trunc"):
+            raise NotImplementedError(f"aot_compile: div with rounding_mode={mode!r}")
+        self._pointwise(n, [n.args[0], n.args[1]], f"{mode}f(x0 / x1)")
 
     def _op_gelu(self, n):
         approx = n.args[1] if len(n.args) > 1 else n.kwargs.get("approximate", "none")
@@ -442,12 +459,17 @@ class AotGraph:
 
     def _conv(self, n, x, w, b, stride, pad, dil, groups):
         xs, ws = self.shape_of(x), self.shape_of(w)
-        if len(xs) != 4 or isinstance(pad, str):
+        if len(xs) not in (3, 4) or isinstance(pad, str):
             raise NotImplementedError(f"aot_compile: convolution on a {len(xs)}-D input or "
-                                      "with string padding (only conv2d, numeric padding)")
+                                      "with string padding (conv1d/conv2d with numeric "
+                                      "padding only)")
         shape = self._out_shape(n)
         out = self._alloc(n, shape)
         (sh, sw), (ph, pw), (dh, dw) = _pair(stride), _pair(pad), _pair(dil)
+        if len(xs) == 3:          # conv1d: a conv2d over a height of 1
+            xs, ws, shape = (xs[0], xs[1], "1", xs[2]), (*ws[:2], "1", ws[2]), \
+                (shape[0], shape[1], "1", shape[2])
+            sh, ph, dh = 1, 0, 1
         g = int(groups or 1)
         if not str(xs[1]).isdigit():
             raise NotImplementedError("aot_compile: convolution with a dynamic channel count")
