@@ -356,3 +356,11 @@ class Conv1dNet(nn.Module):
 def test_conv1d_and_rounding_division(tmp_path):
     torch.manual_seed(9)
     _check(tmp_path, Conv1dNet(), [torch.randn(2, 3, 17)])
+
+
+def test_missing_compiler_is_a_clear_error(tmp_path, monkeypatch):
+    from ember._inductor import config
+    monkeypatch.setattr(config.cpp, "cxx", str(tmp_path / "no-such-cc"))
+    ep = torch.export.export(nn.Linear(2, 2).eval(), (torch.randn(3, 2),))
+    with pytest.raises(cpp_builder.CompilerNotFound, match="no C compiler found"):
+        torch.export.aot_compile(ep, str(tmp_path / "x.so"))
