@@ -13,7 +13,8 @@ import tempfile
 import numpy as np
 
 from .._inductor import cpp_builder
-from .._inductor.aot.codegen import AotGraph, generate
+from .._inductor.aot.codegen import AotGraph
+from .._inductor.aot.library import generate
 from ._program import ConstantArgument, InputKind, OutputKind
 
 __all__ = ["aot_compile", "HEADER"]
