@@ -54,6 +54,8 @@ typedef float em_vec __attribute__((vector_size(EM_VW * 4)));
 
 static inline em_vec em_loadv(const float *p) { em_vec v; memcpy(&v, p, sizeof v); return v; }
 
+#define EM_KC 256     /* K block: a 256 x N panel of B stays in L2 while all rows use it */
+
 static void em_gemm_nn(int64_t M, int64_t N, int64_t K, const float *A, const float *B,
                        float *C) {
   const int64_t tm = (M + EM_MR - 1) / EM_MR, tn = (N + EM_NR - 1) / EM_NR;
@@ -67,49 +69,56 @@ static void em_gemm_nn(int64_t M, int64_t N, int64_t K, const float *A, const fl
       for (int64_t k = 0; k < K; k++)
         memcpy(bp + k * EM_NR, B + k * N + (tn - 1) * EM_NR, sizeof(float) * nlast);
   }
-  #pragma omp parallel for if (M * N * K > 262144)
-  for (int64_t t = 0; t < tm * tn; t++) {
-    const int64_t i0 = (t / tn) * EM_MR, j0 = (t % tn) * EM_NR;
-    const int64_t mr = M - i0 < EM_MR ? M - i0 : EM_MR, nr = N - j0 < EM_NR ? N - j0 : EM_NR;
-    if (nr != EM_NR && !bp) {          /* no memory for the padded strip: scalar path */
-      for (int64_t i = i0; i < i0 + mr; i++)
-        for (int64_t j = j0; j < j0 + nr; j++) {
-          float acc = 0.0f;
-          for (int64_t k = 0; k < K; k++) acc += A[i * K + k] * B[k * N + j];
-          C[i * N + j] = acc;
-        }
-      continue;
+  if (K == 0)
+    for (int64_t i = 0; i < M * N; i++) C[i] = 0.0f;
+  for (int64_t k0 = 0; k0 < K; k0 += EM_KC) {
+    const int64_t k1 = k0 + EM_KC < K ? k0 + EM_KC : K;
+    #pragma omp parallel for if (M * N * (k1 - k0) > 262144)
+    for (int64_t t = 0; t < tm * tn; t++) {
+      const int64_t i0 = (t / tn) * EM_MR, j0 = (t % tn) * EM_NR;
+      const int64_t mr = M - i0 < EM_MR ? M - i0 : EM_MR;
+      const int64_t nr = N - j0 < EM_NR ? N - j0 : EM_NR;
+      if (nr != EM_NR && !bp) {          /* no memory for the padded strip: scalar path */
+        for (int64_t i = i0; i < i0 + mr; i++)
+          for (int64_t j = j0; j < j0 + nr; j++) {
+            float acc = k0 ? C[i * N + j] : 0.0f;
+            for (int64_t k = k0; k < k1; k++) acc += A[i * K + k] * B[k * N + j];
+            C[i * N + j] = acc;
+          }
+        continue;
+      }
+      const float *bs = nr == EM_NR ? B + j0 : bp;
+      const int64_t ldb = nr == EM_NR ? N : EM_NR;
+      /* rows past M read row M-1 again; their results are dropped */
+      const float *a0 = A + i0 * K;
+      const float *a1 = A + (mr > 1 ? i0 + 1 : i0) * K, *a2 = A + (mr > 2 ? i0 + 2 : i0) * K;
+      const float *a3 = A + (mr > 3 ? i0 + 3 : i0) * K;
+      float tile[EM_MR][EM_NR];
+      const size_t vb = sizeof(em_vec);
+      if (k0) {                           /* later K blocks add to the partial sums */
+        for (int64_t r = 0; r < EM_MR; r++)
+          memcpy(tile[r], C + (i0 + (r < mr ? r : 0)) * N + j0, sizeof(float) * nr);
+      } else {
+        memset(tile, 0, sizeof tile);
+      }
+      em_vec c00 = em_loadv(tile[0]), c01 = em_loadv(tile[0] + EM_VW);
+      em_vec c10 = em_loadv(tile[1]), c11 = em_loadv(tile[1] + EM_VW);
+      em_vec c20 = em_loadv(tile[2]), c21 = em_loadv(tile[2] + EM_VW);
+      em_vec c30 = em_loadv(tile[3]), c31 = em_loadv(tile[3] + EM_VW);
+      for (int64_t k = k0; k < k1; k++) {
+        const em_vec b0 = em_loadv(bs + k * ldb), b1 = em_loadv(bs + k * ldb + EM_VW);
+        c00 += a0[k] * b0; c01 += a0[k] * b1;
+        c10 += a1[k] * b0; c11 += a1[k] * b1;
+        c20 += a2[k] * b0; c21 += a2[k] * b1;
+        c30 += a3[k] * b0; c31 += a3[k] * b1;
+      }
+      memcpy(tile[0], &c00, vb); memcpy(tile[0] + EM_VW, &c01, vb);
+      memcpy(tile[1], &c10, vb); memcpy(tile[1] + EM_VW, &c11, vb);
+      memcpy(tile[2], &c20, vb); memcpy(tile[2] + EM_VW, &c21, vb);
+      memcpy(tile[3], &c30, vb); memcpy(tile[3] + EM_VW, &c31, vb);
+      for (int64_t r = 0; r < mr; r++)
+        memcpy(C + (i0 + r) * N + j0, tile[r], sizeof(float) * nr);
     }
-    const float *bs = nr == EM_NR ? B + j0 : bp;
-    const int64_t ldb = nr == EM_NR ? N : EM_NR;
-    /* rows past M read row M-1 again; their results are dropped */
-    const float *a0 = A + i0 * K;
-    const float *a1 = A + (mr > 1 ? i0 + 1 : i0) * K, *a2 = A + (mr > 2 ? i0 + 2 : i0) * K;
-    const float *a3 = A + (mr > 3 ? i0 + 3 : i0) * K;
-    em_vec c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0}, c30 = {0},
-           c31 = {0};
-    for (int64_t k = 0; k < K; k++) {
-      const em_vec b0 = em_loadv(bs + k * ldb), b1 = em_loadv(bs + k * ldb + EM_VW);
-      c00 += a0[k] * b0; c01 += a0[k] * b1;
-      c10 += a1[k] * b0; c11 += a1[k] * b1;
-      c20 += a2[k] * b0; c21 += a2[k] * b1;
-      c30 += a3[k] * b0; c31 += a3[k] * b1;
-    }
-    const size_t vb = sizeof(em_vec);
-    if (mr == EM_MR && nr == EM_NR) {
-      float *c = C + i0 * N + j0;
-      memcpy(c, &c00, vb); memcpy(c + EM_VW, &c01, vb); c += N;
-      memcpy(c, &c10, vb); memcpy(c + EM_VW, &c11, vb); c += N;
-      memcpy(c, &c20, vb); memcpy(c + EM_VW, &c21, vb); c += N;
-      memcpy(c, &c30, vb); memcpy(c + EM_VW, &c31, vb);
-      continue;
-    }
-    float tile[EM_MR][EM_NR];
-    memcpy(tile[0], &c00, vb); memcpy(tile[0] + EM_VW, &c01, vb);
-    memcpy(tile[1], &c10, vb); memcpy(tile[1] + EM_VW, &c11, vb);
-    memcpy(tile[2], &c20, vb); memcpy(tile[2] + EM_VW, &c21, vb);
-    memcpy(tile[3], &c30, vb); memcpy(tile[3] + EM_VW, &c31, vb);
-    for (int64_t r = 0; r < mr; r++) memcpy(C + (i0 + r) * N + j0, tile[r], sizeof(float) * nr);
   }
   free(bp);
 }
