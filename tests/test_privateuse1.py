@@ -114,7 +114,8 @@ NPU_OPS = ["add", "sub", "mul", "div", "neg", "relu", "tanh", "exp", "log", "sum
            "nll_loss_backward", "pow", "rsqrt", "sigmoid", "detach", "alias", "t",
            "transpose", "reshape", "sum_to_size", "maximum", "minimum", "abs", "sign",
            "lerp_", "square", "reciprocal", "argmax", "any", "all", "logical_not",
-           "index_select", "cat", "stack", "_foreach_add_", "ne"]
+           "index_select", "cat", "stack", "_foreach_add_", "ne", "scatter_add", "softmax",
+           "zeros_like"]
 
 
 def _setup():
