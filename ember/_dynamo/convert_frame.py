@@ -7,16 +7,14 @@ state is rebuilt by generated Python from sources (the same objects the frame ha
 constants, and the graph's outputs."""
 import logging
 import time
-import types
 
 from .._dispatch import STATE
 from .._symbolic import SymInt
-from .._tensor import Tensor
 from .exc import Unsupported, BackendCompilerFailed
 from ..fx.passes.graph_signature import graph_signature
 from .output_graph import OutputGraph
 from .utils import counters, dynamo_timed
-from .symbolic_convert import (InstructionTranslator, ReturnAt, NULL, _Null,
+from .symbolic_convert import (InstructionTranslator, ReturnAt, _Null,
                                _CellVariable, _NumpyMethod)
 from .variables.base import ConstantVariable
 from .variables.containers import (BaseListVariable, DictVariable, IteratorVariable,
@@ -43,11 +41,6 @@ class Segment:
         inputs = self.get_inputs(L, S, G, C, K)
         out = self.graph_fn(*inputs) if self.graph_fn is not None else ()
         return self.rebuild(L, S, G, C, K, out)
-
-
-def _global_state():
-    from ..amp import autocast_mode as am
-    return STATE.grad_enabled, dict(am._ST.enabled)
 
 
 def _interpret(code, f_globals, frame, offset, ctx, break_at, hint_shift=0):
@@ -105,7 +98,6 @@ def _capture_segment(code, f_globals, frame, offset, ctx):
             tx, og, result = _interpret(code, f_globals, frame, offset, ctx, break_at)
             og._tx = tx
         except Unsupported as e:
-            tx = e.__traceback__ and _failed_tx(e)
             ins = getattr(e, "_ember_ins", None)
             if ctx.fullgraph or ins is None or (break_at is not None and
                                                 ins.offset == break_at):
@@ -128,10 +120,6 @@ def _capture_segment(code, f_globals, frame, offset, ctx):
         compiled(seg, code)
         return seg
     raise Unsupported(f"capture of {code.co_name} did not converge")
-
-
-def _failed_tx(e):
-    return None
 
 
 def _same_with_other_sizes(code, f_globals, frame, offset, ctx, break_at, og, result):
@@ -381,5 +369,3 @@ def graph_is_empty(graph):
 def _deleted(tx, code):
     return sorted(tx.deleted)
 
-
-__all__ += ["types", "Tensor", "NULL"]

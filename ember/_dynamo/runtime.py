@@ -10,7 +10,6 @@ import inspect
 import sysconfig
 import logging
 import types
-import warnings
 import weakref
 
 from .._dispatch import STATE
@@ -330,5 +329,3 @@ def _is_library(fn):
         return True
     return fn.__code__.co_filename.startswith(_LIB_DIRS)
 
-
-__all__ += ["warnings", "rebuild_namespace"]

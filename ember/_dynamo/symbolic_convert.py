@@ -58,11 +58,15 @@ NULL = _Null()
 
 
 class BreakAt:
-    def __init__(self, offset, reason):
-        self.offset, self.reason = offset, reason
+    """The segment ends before the instruction at `offset` (a graph break there)."""
+
+    def __init__(self, offset):
+        self.offset = offset
 
 
 class ReturnAt:
+    """The segment ends with the function's return value."""
+
     def __init__(self, value):
         self.value = value
 
@@ -1115,7 +1119,7 @@ class InstructionTranslator(InstructionTranslatorBase):
             ins = self.instructions[self.ip]
             if ins.offset == self.break_at:
                 self.current = ins
-                return BreakAt(ins.offset, None)
+                return BreakAt(ins.offset)
             try:
                 self.step()
             except _Return as r:

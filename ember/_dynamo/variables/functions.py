@@ -1,9 +1,6 @@
 """Callables: user functions (inlined), ember functions (run on fake tensors, recorded),
 Python builtins (evaluated on what the capture knows)."""
 import builtins
-import functools
-import inspect
-import math
 import operator
 
 from .base import VariableTracker, ConstantVariable, NotConstant, unsupported
@@ -342,9 +339,6 @@ class BuiltinVariable(FunctionLikeVariable):
     def _call_super(self, tx, args, kwargs):
         return tx.make_super(args)
 
-    def _call_isinstance_any(self, tx, args, kwargs):
-        return None
-
 
 _OP_FNS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
            operator.mod, operator.pow, operator.matmul, operator.neg, operator.pos,
@@ -368,5 +362,3 @@ def is_pure_builtin(fn):
         return fn.__module__ == "builtins"
     return getattr(fn, "__module__", None) in _PURE_MODULES
 
-
-__all__ += ["is_pure_builtin", "functools", "inspect", "math"]

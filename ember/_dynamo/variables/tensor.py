@@ -1,7 +1,6 @@
 """TensorVariable: a tensor of the user's program, as a fake tensor with a graph node."""
 from ... import _tensor
-from ..exc import Unsupported
-from .base import VariableTracker, ConstantVariable, unsupported
+from .base import VariableTracker, unsupported
 
 __all__ = ["TensorVariable"]
 
@@ -86,9 +85,3 @@ class TensorVariable(VariableTracker):
         return [tx.call_ember(lambda t, i=i: t[i], [self], {}, name="Tensor.__getitem__")
                 for i in range(n)]
 
-
-def is_tensor_var(v):
-    return isinstance(v, TensorVariable)
-
-
-__all__ += ["is_tensor_var", "Unsupported", "ConstantVariable"]
