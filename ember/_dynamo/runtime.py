@@ -10,6 +10,7 @@ import inspect
 import sysconfig
 import logging
 import types
+import warnings
 import weakref
 
 from .._dispatch import STATE
@@ -292,8 +293,13 @@ def _capture(fn, code, G, frame, offset, ctx, entries):
     except Unsupported:
         if ctx.fullgraph:
             raise
-        if config.suppress_errors or True:
-            return None
+        return None                    # nothing capturable here: the frame runs eagerly
+    except Exception as e:             # noqa: BLE001 - a capture or backend failure
+        if not config.suppress_errors or ctx.fullgraph:
+            raise
+        warnings.warn(f"ember.compile: capturing {code.co_name} failed ({type(e).__name__}: "
+                      f"{e}); it runs eagerly (config.suppress_errors=True)")
+        return None
     if entries:
         from ._logs import recompile
         recompile(code, offset, len(entries))

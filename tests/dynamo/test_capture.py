@@ -256,3 +256,17 @@ def test_long_tuple_built_across_breaks_keeps_every_item():
     assert len(got) == len(want) == 70
     for a, b in zip(got, want):
         assert ember.equal(a, b)
+
+
+def test_suppress_errors_falls_back_to_eager_with_a_warning():
+    def failing_backend(gm, example_inputs):
+        raise ValueError("backend broke")
+
+    f = ember.compile(lambda x: x * 2, backend=failing_backend)
+    with pytest.raises(ember._dynamo.exc.BackendCompilerFailed, match="backend broke"):
+        f(ember.ones(2))
+    ember._dynamo.reset()
+    with config.patch(suppress_errors=True):
+        with pytest.warns(UserWarning, match="runs eagerly"):
+            out = ember.compile(lambda x: x * 2, backend=failing_backend)(ember.ones(2))
+    assert out.tolist() == [2.0, 2.0]
