@@ -291,8 +291,14 @@ def init_rpc(name, backend=None, rank=-1, world_size=None, rpc_backend_options=N
         inl[FORK_ADD] = lambda *a: _fork_add_inline(agent, *a)
         inl[FORK_DEL] = lambda *a: _fork_del_inline(agent, *a)
         inl[CTX_DEL] = lambda *a: _ctx_del_inline(agent, *a)
-        agent.start()
+        # published before serving: a request handled the moment the agent starts may run
+        # user code that makes RPC calls itself (an observer calling back its agent)
         _agent, _store = agent, store
+        try:
+            agent.start()
+        except BaseException:
+            _agent = _store = None
+            raise
 
 
 def _all_workers_idle(agent, store, timeout):
