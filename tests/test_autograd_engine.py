@@ -608,3 +608,13 @@ def test_backward_does_not_run_unneeded_nodes():
     assert calls == []
     m.sum().backward()
     assert calls == [1]
+
+
+def test_grad_of_the_same_output_twice_sums_as_torch():
+    x = ember.randn(3, requires_grad=True)
+    y = x * 2
+    (g,) = ember.autograd.grad([y, y], [x], [ember.ones(3), ember.full((3,), 3.0)])
+    tx = torch.tensor(x.detach().numpy(), requires_grad=True)
+    ty = tx * 2
+    (tg,) = torch.autograd.grad([ty, ty], [tx], [torch.ones(3), torch.full((3,), 3.0)])
+    assert g.tolist() == tg.tolist()

@@ -203,8 +203,8 @@ def _dependencies(roots, targets, run_targets):
     accumulates into it (autograd.grad just captures the gradient flowing into it).
     """
     deps = {}
-    seen = set(roots)
-    stack = list(roots)
+    stack = list(dict.fromkeys(roots))    # a root given twice (grad([y, y])) is one node
+    seen = set(stack)
     while stack:
         n = stack.pop()
         for nxt, _ in n.next_functions:
