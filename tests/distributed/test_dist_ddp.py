@@ -23,6 +23,18 @@ def _data(path, ws, steps, B=4, seed=0):
         Y.astype(np.float32)
 
 
+def _torch_oracle(fn, path, opts):
+    """PyTorch's own gloo ranks, once more if one dies of a signal: torch's gloo has aborted
+    (SIGABRT) in a loaded CI run, which says nothing about ember's result."""
+    from ember.multiprocessing.spawn import ProcessExitedException
+    try:
+        run_world(fn, 2, path, "torch", opts, timeout=120)
+    except ProcessExitedException as e:
+        if "signal" not in str(e):
+            raise
+        run_world(fn, 2, path, "torch", opts, timeout=120)
+
+
 def _single_process(params, X, Y, steps):
     nn = ember.nn
     model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
@@ -55,7 +67,7 @@ def test_ddp_two_ranks_matches_single_process_and_torch(opts, tmp_path):
     steps = 3
     params, X, Y = _data(tmp_path, 2, steps)
     run_world(ddp_train, 2, str(tmp_path), "ember", opts, timeout=120)
-    run_world(ddp_train, 2, str(tmp_path), "torch", opts, timeout=120)
+    _torch_oracle(ddp_train, str(tmp_path), opts)
     ref = _single_process(params, X, Y, steps)
     tol = {"fp16": 2e-3, "powersgd": 1e-4}.get(opts.get("hook"), 1e-5)
     e0, e1 = _load(tmp_path, "ember_0.npz"), _load(tmp_path, "ember_1.npz")
