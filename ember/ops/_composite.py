@@ -38,8 +38,10 @@ def decomp_meta(decomp):
 def decomp_vjp(decomp):
     """The vjp of a composite: rebuild its graph on the saved inputs and run the engine
     on it (create_graph when the outer backward does, so higher orders work). Inputs
-    enter through a view (or a detached copy), so their tensor hooks do not fire here."""
-    def vjp(ctx, g):
+    enter through a view (or a detached copy), so their tensor hooks do not fire here.
+    A decomposition returning several tensors (a fused backward op) gets one gradient per
+    output; outputs without a gradient are left out."""
+    def vjp(ctx, *gs):
         from ..autograd import grad as _grad
         from ..autograd.grad_mode import enable_grad
         args = list(ctx.args)
@@ -50,10 +52,15 @@ def decomp_vjp(decomp):
             for i in idx:
                 a = args[i]
                 args[i] = a.view_as(a) if create else a.detach().requires_grad_(True)
-            out = decomp(*args)
-        grads = _grad(out, [args[i] for i in idx], g, create_graph=create, allow_unused=True)
+            outs = decomp(*args)
+        if not isinstance(outs, (tuple, list)):
+            outs = (outs,)
+        pairs = [(o, g) for o, g in zip(outs, gs) if g is not None and o.requires_grad]
         res = [None] * len(args)
-        for i, gi in zip(idx, grads):
-            res[i] = gi
+        if pairs:
+            grads = _grad([o for o, _ in pairs], [args[i] for i in idx],
+                          [g for _, g in pairs], create_graph=create, allow_unused=True)
+            for i, gi in zip(idx, grads):
+                res[i] = gi
         return tuple(res)
     return vjp

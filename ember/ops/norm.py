@@ -18,6 +18,7 @@ import numpy as np
 from .. import _dtype as D
 from .._dispatch import dispatch
 from .._tensor import Tensor
+from ._composite import decomp_vjp
 from ._elementwise import type_name
 from ._registry import register
 from .reduction import var_mean
@@ -71,34 +72,6 @@ def _mean_square(d, axes):
     n = math.prod(d.shape[i] for i in axes)
     r = np.einsum(f"{letters},{letters}->{keep}", d, d) / max(n, 1)
     return np.expand_dims(r, axes).astype(d.dtype, copy=False)
-
-
-def _backward_op_vjp(decomp):
-    """Double backward of a fused backward op: rebuild its decomposition on the saved
-    inputs and differentiate it with the engine (create_graph when the outer backward
-    does)."""
-    def vjp(ctx, *grads):
-        from ..autograd import grad as _grad
-        from ..autograd.grad_mode import enable_grad
-        from .._dispatch import STATE
-        args = list(ctx.args)
-        need = ctx.needs_input_grad
-        create = STATE.grad_enabled
-        idx = [i for i, a in enumerate(args) if isinstance(a, Tensor) and need[i]]
-        with enable_grad():
-            for i in idx:
-                a = args[i]
-                args[i] = a.view_as(a) if create else a.detach().requires_grad_(True)
-            outs = decomp(*args)
-        pairs = [(o, gr) for o, gr in zip(outs, grads) if gr is not None and o.requires_grad]
-        res = [None] * len(args)
-        if pairs:
-            got = _grad([o for o, _ in pairs], [args[i] for i in idx],
-                        [gr for _, gr in pairs], create_graph=create, allow_unused=True)
-            for i, gi in zip(idx, got):
-                res[i] = gi
-        return tuple(res)
-    return vjp
 
 
 # ------------------------------------------------------------------ batch_norm
@@ -248,7 +221,7 @@ def _bn_backward_meta(g, x, w, rm, rv, save_mean, save_invstd, training, eps, ma
 
 BN_BACKWARD = register(
     "native_batch_norm_backward", _bn_backward_kernel, meta=_bn_backward_meta,
-    vjp=_backward_op_vjp(_bn_backward_decomp), decomp=_bn_backward_decomp,
+    vjp=decomp_vjp(_bn_backward_decomp), decomp=_bn_backward_decomp,
     schema="native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, "
            "Tensor? running_mean, Tensor? running_var, Tensor? save_mean, "
            "Tensor? save_invstd, bool train, float eps, bool[3] output_mask) "
@@ -460,7 +433,7 @@ def _ln_backward_meta(g, x, normalized_shape, mean, rstd, w, b, mask):
 
 LN_BACKWARD = register(
     "native_layer_norm_backward", _ln_backward_kernel, meta=_ln_backward_meta,
-    vjp=_backward_op_vjp(_ln_backward_decomp), decomp=_ln_backward_decomp,
+    vjp=decomp_vjp(_ln_backward_decomp), decomp=_ln_backward_decomp,
     schema="native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, "
            "Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) "
            "-> (Tensor, Tensor, Tensor)")
