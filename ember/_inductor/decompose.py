@@ -10,6 +10,7 @@ from .._modes import TorchDispatchMode
 from .._tensor import Tensor
 from ..fx import Graph, GraphModule
 from ..ops._registry import OpDef
+from .ir import flat
 
 __all__ = ["decompose_graph"]
 
@@ -91,7 +92,7 @@ def decompose_graph(gm):
             try:
                 fargs = fake_of(n.args)
                 fkw = {k: fake_of(v) for k, v in n.kwargs.items()}
-                for a, fa in zip(_flat(n.args), _flat(fargs)):
+                for a, fa in zip(flat(n.args), flat(fargs)):
                     if isinstance(fa, Tensor):
                         node_of[id(fa)] = env[a]
                         keep.append(fa)
@@ -138,9 +139,3 @@ def _drop_after(g, mark):
         g.erase_node(n)
 
 
-def _flat(x):
-    if isinstance(x, (list, tuple)):
-        for y in x:
-            yield from _flat(y)
-    else:
-        yield x

@@ -156,3 +156,15 @@ class Buffer(Value):
                 continue
             terms.append(i if st == "1" else f"{i}*{st}")
         return " + ".join(terms) or "0"
+
+
+def flat(x):
+    """The leaves of nested lists, tuples and dicts (a node's arguments), in order."""
+    if isinstance(x, (list, tuple)):
+        for y in x:
+            yield from flat(y)
+    elif isinstance(x, dict):
+        for y in x.values():
+            yield from flat(y)
+    else:
+        yield x

@@ -15,7 +15,7 @@ from .._tensor import Tensor
 from ..ops._registry import OpDef
 from . import config
 from .codegen_c import GroupCode, pointwise_kernel, reduction_kernel
-from .ir import Buffer, Reduction, Scalar, Value, supported_dtype
+from .ir import Buffer, Reduction, Scalar, Value, flat, supported_dtype
 from .lowering import lower, max_pool2d_values, var_parts
 
 __all__ = ["Scheduler", "Runtime", "ExternStep", "GroupStep"]
@@ -57,7 +57,7 @@ class Scheduler:
         self.impure = any(self._impure(n) for n in self.nodes)
         self.output_views = set()
         out = next(n for n in self.nodes if n.op == "output")
-        for a in _flat(out.args[0]):
+        for a in flat(out.args[0]):
             if hasattr(a, "op") and isinstance(a.target, OpDef) and "view" in a.target.tags:
                 self.output_views.add(a)
 
@@ -125,7 +125,7 @@ class Scheduler:
                 self.env[n] = self._call(n)
             elif n.op == "output":
                 outs = []
-                for a in _flat(n.args[0]):
+                for a in flat(n.args[0]):
                     v = self.env.get(a) if hasattr(a, "op") else None
                     if isinstance(v, Value):
                         self.realize(v)
@@ -174,7 +174,7 @@ class Scheduler:
         fake = n.meta.get("val")
         if not isinstance(fake, Tensor) or not supported_dtype(fake.dtype):
             return False
-        for a in _flat(args):
+        for a in flat(args):
             if isinstance(a, Runtime) or isinstance(a, Tensor):
                 return False
             if isinstance(a, Value) and not supported_dtype(a.dtype):
@@ -219,7 +219,7 @@ class Scheduler:
         args = self._arg(n.args)
         if isinstance(n.target, OpDef) and n.target.name == "max_pool2d_with_indices" \
                 and not n.kwargs and self._indices_unused(n) \
-                and not any(isinstance(a, (Runtime, Tensor)) for a in _flat(args)):
+                and not any(isinstance(a, (Runtime, Tensor)) for a in flat(args)):
             v = max_pool2d_values(n, list(args))
             if v is not None and supported_dtype(v.dtype):
                 return (self.realize(v), None)
@@ -243,7 +243,7 @@ class Scheduler:
         return self._extern(n)
 
     def _extern(self, n):
-        for a in _flat(self._arg((n.args, tuple(n.kwargs.values())))):
+        for a in flat(self._arg((n.args, tuple(n.kwargs.values())))):
             if isinstance(a, Value):
                 self.realize(a)
         self.group = None
@@ -259,15 +259,6 @@ class Scheduler:
         return out
 
 
-def _flat(x):
-    if isinstance(x, (list, tuple)):
-        for y in x:
-            yield from _flat(y)
-    elif isinstance(x, dict):
-        for y in x.values():
-            yield from _flat(y)
-    else:
-        yield x
 
 
 def _getattr(mod, target):

@@ -18,7 +18,7 @@ import numpy as np
 from .._symbolic import SymInt
 from .._tensor import wrap
 from ..ops._registry import OpDef
-from .ir import Buffer, Scalar, Value, sym_text
+from .ir import Buffer, Scalar, Value, flat, sym_text
 from .scheduler import ExternStep, GroupStep, Runtime
 
 __all__ = ["generate_wrapper"]
@@ -183,7 +183,7 @@ class _Gen:
             self.emit(f"{self.runtime_name(o.node)} = {call}")
         if not isinstance(op, OpDef) or "inplace" in op.tags:
             # a mutation may have replaced a Tensor's array: re-read the arrays
-            for a in _flat(n.args):
+            for a in flat(n.args):
                 v = self.s.env.get(a) if hasattr(a, "op") else None
                 if isinstance(v, Buffer) and f"t_{v.name}" in self.tensor_vars:
                     self.bind_array(v, f"t_{v.name}")
@@ -253,9 +253,3 @@ def _free_dead(lines):
     return out
 
 
-def _flat(x):
-    if isinstance(x, (list, tuple)):
-        for y in x:
-            yield from _flat(y)
-    else:
-        yield x

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..._symbolic import SymInt
 from ...fx.node import Node
-from ..ir import SYM_RE, cexpr
+from ..ir import SYM_RE, cexpr, flat
 
 __all__ = ["AotGraph", "SUPPORTED_OPS", "arena_size", "symbols", "numel"]
 
@@ -189,7 +189,7 @@ class AotGraph:
         root, last = {}, {}
         nodes = list(self.gm.graph.nodes)
         for i, n in enumerate(nodes):
-            args = [a for a in _flat((n.args, tuple(n.kwargs.values()))) if isinstance(a, Node)]
+            args = [a for a in flat((n.args, tuple(n.kwargs.values()))) if isinstance(a, Node)]
             if n.op == "call_function" and _opname(n) in _VIEWS | {"getitem"} and args:
                 root[n.name] = root.get(args[0].name, args[0].name)
             for a in args:
@@ -741,12 +741,6 @@ def _opname(n):
     return getattr(n.target, "name", str(n.target))
 
 
-def _flat(x):
-    if isinstance(x, (list, tuple)):
-        for y in x:
-            yield from _flat(y)
-    else:
-        yield x
 
 
 numel = _numel       # for library.py: a product of C size texts
