@@ -16,6 +16,7 @@ import weakref
 from .._dispatch import STATE
 from . import concrete, config
 from .concrete import NULL_OBJ
+from .symbolic_convert import real_param_name
 from .exc import Unsupported
 
 log = logging.getLogger("ember._dynamo")
@@ -210,7 +211,7 @@ def _bind(fn, code, args, kwargs):
         sig = _signature(fn)
         ba = sig.bind(*args, **kwargs)
         ba.apply_defaults()
-        L = {_real_name(k, code): v for k, v in ba.arguments.items()}
+        L = {real_param_name(k, code): v for k, v in ba.arguments.items()}
     for name in code.co_cellvars:
         L[name] = types.CellType(L[name]) if name in L else types.CellType()
     return L
@@ -224,13 +225,6 @@ def _signature(fn):
     if s is None:
         s = _SIGS[fn] = inspect.signature(fn, follow_wrapped=False)
     return s
-
-
-def _real_name(name, code):
-    """inspect renames comprehension arguments (`.0` -> `implicit0`)."""
-    if name.startswith("implicit") and "." + name[8:] in code.co_varnames:
-        return "." + name[8:]
-    return name
 
 
 _NO_CELLS = {}

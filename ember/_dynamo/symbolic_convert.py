@@ -992,6 +992,13 @@ def _module_setattr():
     return Module.__setattr__
 
 
+def real_param_name(name, code):
+    """inspect renames comprehension arguments (`.0` -> `implicit0`)."""
+    if name.startswith("implicit") and "." + name[8:] in code.co_varnames:
+        return "." + name[8:]
+    return name
+
+
 def _code_signature(code, defaults, kwdefaults):
     cells = tuple(types.CellType() for _ in code.co_freevars) or None
     fn = types.FunctionType(code, {}, code.co_name, defaults, cells)
@@ -1023,8 +1030,7 @@ class InliningTranslator(InstructionTranslatorBase):
                 v = DictVariable({}, mutable_local=True)
             else:
                 unsupported(f"{code.co_name}: missing argument {name}")
-            if name.startswith("implicit") and "." + name[8:] in code.co_varnames:
-                name = "." + name[8:]          # a comprehension's iterator argument
+            name = real_param_name(name, code)
             if name in code.co_cellvars:
                 self.cells[name] = _Cell(v)
             else:
