@@ -252,7 +252,8 @@ def test_symbolic_strides_of_dense_layouts():
 # expand(2, 3, 4), fftn(s=(3, 2)), histc's bins, ...): a concrete output is right for them
 CONCRETE_OUT = {"_reshape_copy", "accumulate_grad_", "as_strided", "expand", "fft_c2c", "histc",
                 "histogram", "lift_fresh_copy", "resize_", "sum_to_size", "unfold_backward",
-                "view"}
+                "view", "quantized_decomposed_choose_qparams_tensor",
+                "quantized_decomposed_choose_qparams_symmetric_tensor"}
 
 
 @pytest.mark.parametrize("name", STATIC)

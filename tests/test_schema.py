@@ -148,8 +148,10 @@ for _n in ("empty", "eye", "full", "linspace", "logspace", "normal_size", "rand"
 _ATEN_ONLY_KWARGS = {"layout", "device", "pin_memory", "memory_format", "non_blocking"}
 
 
-def _aten_overload(torch, s):
-    packet = getattr(torch.ops.aten, s.name, None)
+def _aten_overload(torch, s, namespace="aten"):
+    if namespace == "quantized_decomposed":
+        import torch.ao.quantization.fx._decomposed  # noqa: F401  (defines the namespace)
+    packet = getattr(getattr(torch.ops, namespace), s.name, None)
     if packet is None:
         return None
     try:
@@ -167,7 +169,7 @@ def _contract(s, drop=()):
 
 
 def _differences(op, torch):
-    ov = _aten_overload(torch, op._schema)
+    ov = _aten_overload(torch, op._schema, op.namespace)
     if ov is None:
         return None
     aten = parse_schema(str(ov._schema))

@@ -35,8 +35,8 @@ def _registry_qualname(op):
     if not isinstance(op, OpDef):
         return None
     if op._schema_text is None:
-        return f"ember.ops.aten.{op.name}.default"
-    return f"ember.ops.aten.{op._schema.name}.{op._overloadname}"
+        return f"ember.ops.{op.namespace}.{op.name}.default"
+    return f"ember.ops.{op.namespace}.{op._schema.name}.{op._overloadname}"
 
 
 def _resolve(path):

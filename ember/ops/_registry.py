@@ -51,23 +51,25 @@ AMP_POLICIES = ("lower_precision", "fp32", "promote", "none")
 
 class OpName(str):
     """An op's registry name: a str (what existing code compares and prints), and
-    callable like PyTorch's `OpOverload.name()`: "aten::add.Tensor"."""
+    callable like PyTorch's `OpOverload.name()`: "aten::add.Tensor"
+    ("quantized_decomposed::quantize_per_tensor" for an op in another namespace)."""
 
     def __call__(self):
         op = getattr(self, "_op", None)
         if op is None or op._schema_text is None:
             return "aten::" + self
         s = op._schema
-        return "aten::" + s.name + ("." + s.overload_name if s.overload_name else "")
+        return op.namespace + "::" + s.name + ("." + s.overload_name if s.overload_name else "")
 
 
 class OpOverloadPacket:
     """All registry ops whose schema has one base name (`aten.max`): its overloads
     are attributes (`.default`, `.dim`), as PyTorch's `OpOverloadPacket`."""
 
-    def __init__(self, name, overloads):
+    def __init__(self, name, overloads, namespace="aten"):
         self.__name__ = name
-        self._qualified_op_name = "aten::" + name
+        self.namespace = namespace
+        self._qualified_op_name = namespace + "::" + name
         self._overloads = dict(overloads)
         for k, op in overloads.items():
             setattr(self, k, op)
@@ -78,8 +80,7 @@ class OpOverloadPacket:
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        raise AttributeError(f"The underlying op of 'aten.{self.__name__}' has no overload "
-                             f"name '{name}'")
+        raise AttributeError(f"The underlying op of '{self}' has no overload name '{name}'")
 
     def __call__(self, /, *args, **kwargs):
         """aten.max(x) or aten.max(x, 0): the first overload (default first) whose schema
@@ -96,21 +97,21 @@ class OpOverloadPacket:
                 errors.append(f"  {op._schema}: {e}")
                 continue
             return op(*bound)
-        raise TypeError(f"aten.{self.__name__}: no overload matches the arguments:\n"
+        raise TypeError(f"{self}: no overload matches the arguments:\n"
                         + "\n".join(errors))
 
     def __repr__(self):
-        return f"<OpOverloadPacket(op='aten.{self.__name__}')>"
+        return f"<OpOverloadPacket(op='{self}')>"
 
     def __str__(self):
-        return f"aten.{self.__name__}"
+        return f"{self.namespace}.{self.__name__}"
 
 
-_PACKETS = {}    # schema base name -> OpOverloadPacket; rebuilt when the registry grows
+_PACKETS = {}    # (namespace, schema base name) -> OpOverloadPacket; rebuilt as the registry grows
 _PACKETS_FOR = [0]
 
 
-def _packet(name):
+def _packet(name, namespace="aten"):
     if _PACKETS_FOR[0] != len(REGISTRY):
         _PACKETS.clear()
         _PACKETS_FOR[0] = len(REGISTRY)
@@ -118,17 +119,18 @@ def _packet(name):
         for op in REGISTRY.values():
             base, ov = (op._schema.name, op._schema.overload_name or "default") \
                 if op._schema_text is not None else (str(op.name), "default")
-            groups.setdefault(base, {})[ov] = op
-        for base, ovs in groups.items():
-            _PACKETS[base] = OpOverloadPacket(base, ovs)
-    return _PACKETS[name]
+            groups.setdefault((op.namespace, base), {})[ov] = op
+        for (ns, base), ovs in groups.items():
+            _PACKETS[ns, base] = OpOverloadPacket(base, ovs, ns)
+    return _PACKETS[namespace, name]
 
 
 class OpDef:
     def __init__(self, name, kernel=None, *, meta=None, vjp=None, decomp=None, tags=(),
                  amp_policy="none", save=None, save_out=False, check=False, view=False,
-                 nondiff_outputs=(), differentiable=True, schema=None):
+                 nondiff_outputs=(), differentiable=True, schema=None, namespace="aten"):
         self.name = OpName(name)
+        self.namespace = namespace    # the torch.ops namespace: "aten", "quantized_decomposed"
         self.name._op = self
         self._schema_text = schema    # PyTorch's schema syntax, parsed on first use
         self.kernels = {}
@@ -214,11 +216,10 @@ class OpDef:
     def _opname(self):
         return self._schema.name
 
-    namespace = "aten"
-
     @property
     def overloadpacket(self):
-        return _packet(self._schema.name if self._schema_text is not None else str(self.name))
+        return _packet(self._schema.name if self._schema_text is not None else str(self.name),
+                       self.namespace)
 
     @property
     def default(self):
