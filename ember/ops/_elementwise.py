@@ -14,6 +14,7 @@ from .. import _dtype as D
 from .._dispatch import STATE, TF, dispatch
 from .._memory import resize_storage, cached_empty, CACHE
 from .._tensor import Tensor, wrap
+from ._lowp import cast
 from ._registry import OpDef, REGISTRY
 
 DEFAULT, INT_TO_FLOAT, ALWAYS_BOOL, COMPLEX_TO_FLOAT, NO_OPMATH = range(5)
@@ -119,7 +120,7 @@ class PointwiseOp(OpDef):
                     if out.__class__ is not _ndarray:
                         out = np.asarray(out)
                     if out.dtype != res.np:
-                        out = out.astype(res.np)
+                        out = cast(out, res.np)
                     return wrap(out, res)
         operands = args[:ar]
         if (ar == 2 and a.__class__ is Tensor and args[1].__class__ is Tensor
@@ -150,7 +151,7 @@ class PointwiseOp(OpDef):
             if isinstance(o, Tensor):
                 x = o._data
                 if x.dtype != cnp:
-                    x = x.astype(cnp)
+                    x = cast(x, cnp)
             elif isinstance(o, (int, float, complex, bool)) or isinstance(o, np.generic):
                 weak = comp._kind >= 2 and not isinstance(o, complex)   # NumPy keeps cnp
                 x = o if weak else np.asarray(o).astype(cnp)
@@ -175,7 +176,7 @@ class PointwiseOp(OpDef):
         if out.__class__ is not _ndarray:
             out = np.asarray(out)
         if out.dtype != res.np:
-            out = out.astype(res.np)
+            out = cast(out, res.np)
         return wrap(out, res)
 
 

@@ -20,6 +20,7 @@ from .. import _dtype as D
 from .._dispatch import dispatch
 from ._composite import decomp_vjp
 from ._elementwise import type_name
+from ._lowp import cast
 from ._registry import register
 from .matmul import _C10
 
@@ -77,7 +78,7 @@ def _low_precision(a):
 def _conv_kernel(x, w, b, stride, padding, dilation, transposed, output_padding, groups):
     dt = x.dtype
     if _low_precision(x):
-        x, w = x.astype(np.float32), w.astype(np.float32)
+        x, w = cast(x, np.float32), cast(w, np.float32)
         b = None if b is None else b.astype(np.float32)
     n = x.ndim - 2
     if transposed:
@@ -87,7 +88,7 @@ def _conv_kernel(x, w, b, stride, padding, dilation, transposed, output_padding,
         out = _conv_forward(x, w, tuple(stride), tuple(padding), tuple(dilation), groups)
     if b is not None:
         out += b.astype(out.dtype, copy=False).reshape((1, -1) + (1,) * n)
-    return out.astype(dt, copy=False)
+    return cast(out, dt, copy=False)
 
 
 def _conv_forward(x, w, stride, padding, dilation, groups):
@@ -487,7 +488,7 @@ def _weight_grad_kernel(inp, gout, kernel, stride, padding, dilation, groups):
     input and gradient, and the columns never exist for the whole batch."""
     dt = inp.dtype
     if _low_precision(inp):
-        inp, gout = inp.astype(np.float32), gout.astype(np.float32)
+        inp, gout = cast(inp, np.float32), cast(gout, np.float32)
     kernel = tuple(kernel)
     N, n = inp.shape[0], len(kernel)
     osize = gout.shape[2:]

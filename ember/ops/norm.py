@@ -20,6 +20,7 @@ from .._dispatch import dispatch
 from .._tensor import Tensor
 from ._composite import decomp_vjp
 from ._elementwise import type_name
+from ._lowp import cast
 from ._registry import register
 from .reduction import var_mean
 
@@ -97,7 +98,7 @@ def _bn_kernel(x, w, b, rm, rv, training, momentum, eps):
     c = _bn_check(*_specs(x, w, b, rm, rv), training)
     comp = _comp(D._FROM_NP[x.dtype]).np
     axes, shape = _bn_layout(x.ndim, c)
-    xc = x.astype(comp, copy=False)
+    xc = cast(x, comp, copy=False)
     if training:
         if x.size == 0:
             return np.empty(x.shape, x.dtype)
@@ -111,7 +112,7 @@ def _bn_kernel(x, w, b, rm, rv, training, momentum, eps):
     out *= scale
     if b is not None:
         out += b.astype(comp).reshape(shape)
-    return out.astype(x.dtype, copy=False)
+    return cast(out, x.dtype, copy=False)
 
 
 def _bn_meta(x, w, b, rm, rv, training, momentum, eps):
@@ -186,7 +187,7 @@ def _bn_backward_kernel(g, x, w, rm, rv, save_mean, save_invstd, training, eps, 
     c = x.shape[1]
     comp = _comp(D._FROM_NP[x.dtype]).np
     axes, shape = _bn_layout(x.ndim, c)
-    xc, gc = x.astype(comp, copy=False), g.astype(comp, copy=False)
+    xc, gc = cast(x, comp, copy=False), cast(g, comp, copy=False)
     if training:
         xmu = xc - xc.mean(axes, keepdims=True)
         invstd = 1 / np.sqrt(_mean_square(xmu, axes) + comp.type(eps))
@@ -209,7 +210,7 @@ def _bn_backward_kernel(g, x, w, rm, rv, save_mean, save_invstd, training, eps, 
     else:
         gx = gc * scale
     pdt = comp if w is None else w.dtype
-    return gx.astype(x.dtype, copy=False), gw.astype(pdt, copy=False), \
+    return cast(gx, x.dtype, copy=False), gw.astype(pdt, copy=False), \
         gb.astype(pdt, copy=False)
 
 
@@ -328,7 +329,7 @@ def _ln_check(x, normalized_shape, w, b):
 def _ln_kernel(x, normalized_shape, w, b, eps):
     axes = _ln_check(_Spec(x), normalized_shape, *_specs(w, b))
     comp = _comp(D._FROM_NP[x.dtype]).np
-    xc = x.astype(comp, copy=False)
+    xc = cast(x, comp, copy=False)
     if x.size == 0:
         return np.empty(x.shape, x.dtype)
     out = xc - xc.mean(axes, keepdims=True)         # one fresh buffer, updated in place
@@ -337,7 +338,7 @@ def _ln_kernel(x, normalized_shape, w, b, eps):
         out *= w.astype(comp, copy=False)
     if b is not None:
         out += b.astype(comp, copy=False)
-    return out.astype(x.dtype, copy=False)
+    return cast(out, x.dtype, copy=False)
 
 
 def _ln_meta(x, normalized_shape, w, b, eps):
@@ -405,8 +406,8 @@ def _ln_backward_kernel(g, x, normalized_shape, mean, rstd, w, b, mask):
     built in the scratch in place."""
     comp = _comp(D._FROM_NP[x.dtype]).np
     G = int(np.prod(normalized_shape))
-    xc = x.astype(comp, copy=False).reshape(-1, G)
-    gc = g.astype(comp, copy=False).reshape(-1, G)
+    xc = cast(x, comp, copy=False).reshape(-1, G)
+    gc = cast(g, comp, copy=False).reshape(-1, G)
     xhat = np.subtract(xc, mean.astype(comp, copy=False).reshape(-1, 1), order="C")
     r = rstd.astype(comp, copy=False).reshape(-1, 1)
     xhat *= r
@@ -421,7 +422,7 @@ def _ln_backward_kernel(g, x, normalized_shape, mean, rstd, w, b, mask):
     xhat *= r
     pdt = comp if w is None else w.dtype
     ns = tuple(normalized_shape)
-    return xhat.reshape(x.shape).astype(x.dtype, copy=False), \
+    return cast(xhat.reshape(x.shape), x.dtype, copy=False), \
         gw.reshape(ns).astype(pdt, copy=False), gb.reshape(ns).astype(pdt, copy=False)
 
 

@@ -11,7 +11,10 @@ from .._dispatch import dispatch
 from .._tensor import Tensor
 from ._elementwise import (pointwise, inplace, write_out, fast_binary, DEFAULT, INT_TO_FLOAT,
                            ALWAYS_BOOL, COMPLEX_TO_FLOAT)
+from ._lowp import cast
 from ._registry import REGISTRY, register
+
+_BF16 = D.bfloat16.np
 
 FLOATING = {2, 3}
 INTEGRAL = {0, 1}
@@ -111,10 +114,12 @@ def _threshold_backward_kernel(g, out, threshold):
     """Zeroes the gradient's bits where out <= threshold (an integer AND with an all-ones or
     all-zeros mask: bit-identical to np.where(out <= t, 0, g), ~6x faster; ~(out <= t) keeps
     a NaN's gradient as PyTorch does)."""
-    if g.dtype.kind != "f" or g.shape != out.shape or g.dtype.itemsize not in (2, 4, 8) \
-            or not g.ndim or not isinstance(out, np.ndarray):
+    if (g.dtype.kind != "f" and g.dtype != _BF16) or g.shape != out.shape \
+            or g.dtype.itemsize not in (2, 4, 8) or not g.ndim or not isinstance(out, np.ndarray):
         return np.where(out <= threshold, 0, g).astype(g.dtype, copy=False)
     it = np.dtype(f"i{g.dtype.itemsize}")
+    if out.itemsize == 2:        # bf16/fp16: compare in float32 (exact), not element-wise
+        out = cast(out, np.float32)
     keep = np.less_equal(out, threshold)
     np.logical_not(keep, out=keep)
     mask = keep.astype(it)
