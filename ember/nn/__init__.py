@@ -9,6 +9,8 @@ import importlib as _importlib  # noqa: E402
 # `from .modules import *` binds nn.modules.utils (the _pair helpers) as `utils`, which
 # `from . import utils` would then return: load nn.utils (clip_grad_norm_, rnn, ...) by name.
 utils = _importlib.import_module(__name__ + ".utils")
+# the same for nn.attention (sdpa_kernel, SDPBackend) over nn.modules.attention
+attention = _importlib.import_module(__name__ + ".attention")
 
 
 def __getattr__(name):
