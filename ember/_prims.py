@@ -19,7 +19,8 @@ _EXTERN_OTHER = frozenset({"sort", "topk", "searchsorted", "convolution", "im2co
                            "adaptive_max_pool2d", "adaptive_max_pool3d",
                            "avg_pool2d", "avg_pool3d", "_embedding_bag", "_ctc_loss",
                            "_ctc_loss_backward", "cumsum", "cumprod", "cummax", "cummin",
-                           "scatter_reduce"})
+                           "scatter_reduce", "_scaled_dot_product_flash_attention_for_cpu",
+                           "_scaled_dot_product_flash_attention_for_cpu_backward"})
 
 
 def prims():
