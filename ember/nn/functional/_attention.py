@@ -1,10 +1,13 @@
 """nn.functional attention: scaled_dot_product_attention and multi_head_attention_forward.
 
 Note: both are compositions of ember ops (matmul/bmm, softmax, masked_fill, linear), as
-PyTorch's reference ("math") implementations are. SDPA follows PyTorch 2.x CPU semantics:
+PyTorch's reference ("math") implementations are; SDPA also has a fused backend, the
+blocked C kernel of `_scaled_dot_product_flash_attention_for_cpu` (ember/ops/attention.py),
+chosen as PyTorch's CPU dispatcher chooses (ember/nn/attention/_select.py: flash when it
+can serve the inputs and is enabled, else math). SDPA follows PyTorch 2.x CPU semantics:
 a boolean mask marks positions that TAKE PART (False -> -inf), a float mask is added to the
 scores and must have the query's dtype; `is_causal` together with a mask is an error (as
-documented; PyTorch's CPU flash kernel alone accepts and combines both); a
+documented) on the math path, while the flash path accepts and combines both, as PyTorch's; a
 query row whose keys are all masked gives zeros (and zero gradients) instead of NaN, as
 PyTorch's safe softmax does; `enable_gqa` repeats key/value heads to the query's head count.
 multi_head_attention_forward is PyTorch's code path step by step (packed or separate
@@ -18,7 +21,10 @@ from ... import _dtype as D
 from ..._tensor import Tensor
 from ...ops.creation import ones, zeros, zeros_like
 from ...ops.matmul import _C10, baddbmm, bmm
+from ...ops.attention import FLASH
 from ...ops.shape import cat
+from ..attention import SDPBackend
+from ..attention._select import select_backend
 from ._dropout import dropout
 from ._linear import linear
 from ._padding import pad
@@ -63,6 +69,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(Q K^T * scale + mask) V, with optional causal masking, dropout and GQA."""
     _check_sdpa(query, key, value, attn_mask)
+    if query.device.type == "cpu" and select_backend(
+            query, key, value, attn_mask, dropout_p, enable_gqa) is SDPBackend.FLASH_ATTENTION:
+        if attn_mask is not None and attn_mask.dtype is D.bool:
+            attn_mask = zeros_like(attn_mask, dtype=query.dtype).masked_fill(
+                attn_mask.logical_not(), float("-inf"))
+        return FLASH(query, key, value, 0.0, bool(is_causal), attn_mask, scale)[0]
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
