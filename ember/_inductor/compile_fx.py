@@ -13,13 +13,13 @@ import warnings
 from .._logging import getArtifactLogger
 from .._symbolic import SymInt
 from .._tensor import Tensor
-from . import codecache, config, cpp_builder
+from . import codecache, config, cpp_builder, cpp_wrapper
 from .codegen_c import prelude
 from .decompose import decompose_graph
 from .ir import Buffer
 from .lowering import StaleMeta
 from .scheduler import GroupStep, Scheduler
-from .wrapper import generate_wrapper
+from .wrapper import generate_wrapper, python_gen
 
 __all__ = ["compile_fx_inner", "CompiledGraph"]
 
@@ -59,10 +59,15 @@ def compile_fx_inner(gm, example_inputs, **kwargs):
     except StaleMeta as e:
         log.warning("ember inductor: %s; this graph runs on the eager kernels", e)
         return gm.forward
+    sched.sym_src = _sym_sources(sched.inputs)
+    out = next(n for n in pgm.graph.nodes if n.op == "output")
+    cw = _cpp_wrapper(sched, out)
     groups = [s.group for s in sched.steps if isinstance(s, GroupStep)]
-    if not groups:
+    if not groups and cw is None:
         return CompiledGraph(pgm, sched, None, "")
     code = prelude(_simd()) + "\n" + "\n".join(g.source() for g in groups)
+    if cw is not None:
+        code += "\n" + cw.source
     output_code_log.debug("Output code (%d kernels in %d C functions):\n%s",
                           sched.kernel_count, len(groups), code)
     try:
@@ -76,7 +81,20 @@ def compile_fx_inner(gm, example_inputs, **kwargs):
             raise
         _warn_once(("cc", str(e)[:200]), f"ember inductor: {e}\nfalling back to eager")
         return gm.forward
-    return CompiledGraph(pgm, sched, lib, key)
+    return CompiledGraph(pgm, sched, lib, key, cw)
+
+
+def _cpp_wrapper(sched, out):
+    """The one-C-function wrapper when config.cpp_wrapper asks for it and the graph allows
+    it; else None, with the reason logged (the graph keeps the Python wrapper)."""
+    if not config.cpp_wrapper:
+        return None
+    try:
+        return cpp_wrapper.CppWrapper(sched, out, config.cpu_graphs)
+    except cpp_wrapper.Unsupported as e:
+        output_code_log.debug("cpp_wrapper: %s; this graph keeps the Python wrapper", e)
+        log.info("ember inductor cpp_wrapper: %s; this graph keeps the Python wrapper", e)
+        return None
 
 
 def _fill_metas(gm, example_inputs):
@@ -116,13 +134,16 @@ class CompiledGraph:
     when autograd must record (an input requires grad with grad mode on): training graphs
     reach the C code through AOT autograd, whose forward/backward graphs need no autograd."""
 
-    def __init__(self, gm, sched, lib, key):
+    def __init__(self, gm, sched, lib, key, cw=None):
         self.gm, self.key, self.lib = gm, key, lib
         self._nthreads = config.cpp.threads      # as set when compiling (options=)
         self.kernel_count = sched.kernel_count
-        sched.sym_src = _sym_sources(sched.inputs)
+        self.cpp_wrapper = cw is not None
         out = next(n for n in gm.graph.nodes if n.op == "output")
-        self.wrapper_code, self._call = generate_wrapper(sched, lib, out)
+        if cw is None:
+            self.wrapper_code, self._call = generate_wrapper(sched, lib, out)
+        else:
+            self.wrapper_code, self._call = cw.python(lib, lambda: python_gen(sched, out))
         output_code_log.debug("Output wrapper:\n%s", self.wrapper_code)
         self._attr_tensors = [name for b, name in sched.attrs if b is not None]
         self._grad_at_entry, self._grad_on_inside = _grad_modes(gm)
@@ -148,11 +169,11 @@ class CompiledGraph:
 def _grad_modes(gm):
     """(some op runs in the caller's grad mode, some op runs after set_grad_enabled(True)):
     autograd may have to record only then (a graph that starts with no_grad never does)."""
-    from .._dynamo.output_graph import set_grad_enabled
+    from .._dynamo.output_graph import ctx_enter, ctx_exit, set_grad_enabled
     mode, at_entry, on_inside = None, False, False
     for n in gm.graph.nodes:
-        if n.op != "call_function":
-            continue
+        if n.op != "call_function" or n.target in (ctx_enter, ctx_exit):
+            continue      # a context manager's enter/exit computes no tensor
         if n.target is set_grad_enabled:
             mode = bool(n.args[0])
         elif mode is None:

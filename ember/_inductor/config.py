@@ -15,6 +15,13 @@ realize_cost_threshold = 6
 realize_reads_threshold = 3
 # elements below which a loop nest runs on one thread (OpenMP start-up costs ~1-5 us)
 parallel_threshold = 32768
+# the whole graph as one generated C function (cpp_wrapper.py) instead of a Python wrapper
+cpp_wrapper = False
+# with cpp_wrapper: intermediates in an arena allocated once per input-size tuple and
+# reused by every call (mode="reduce-overhead": the CPU analogue of triton.cudagraphs)
+cpu_graphs = False
+# time kernel variants when compiling and keep the fastest (autotune.py; mode="max-autotune")
+max_autotune = False
 
 
 class cpp:

@@ -21,7 +21,7 @@ from ..ops._registry import OpDef
 from .ir import Buffer, Scalar, Value, flat, sym_text
 from .scheduler import ExternStep, GroupStep, Runtime
 
-__all__ = ["generate_wrapper"]
+__all__ = ["generate_wrapper", "python_gen"]
 
 _VP, _I64, _F64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_double
 
@@ -218,6 +218,12 @@ class _Gen:
         self.emit(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
         src = "def call(inputs, gm, getattr_path):\n" + "\n".join(_free_dead(self.lines)) + "\n"
         return src
+
+
+def python_gen(sched, out_node):
+    """A code generator for Python statements of `sched` (cpp_wrapper's calls that stay in
+    Python)."""
+    return _Gen(sched, None, out_node, sched.output_views)
 
 
 def generate_wrapper(sched, lib, out_node):

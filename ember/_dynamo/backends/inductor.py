@@ -5,10 +5,12 @@ inputs require grad need the joint forward/backward graph of AOT autograd
 (ember._functorch.aot_autograd); its forward and backward graphs are each compiled by
 compile_fx_inner, and so is the inference graph.
 
-`mode=` as torch.compile on CPU: "reduce-overhead" (CUDA graphs in PyTorch, which CPU code
-does not use) and "max-autotune" compile as "default" here. `options=` set
-ember._inductor.config knobs for this compilation ({"cpp.threads": 1}); an unknown key
-raises, as in PyTorch.
+`mode=` as torch.compile, with CPU meanings (_MODES): "reduce-overhead" runs each graph as
+one C call with its intermediates preallocated once per input sizes (cpp_wrapper +
+cpu_graphs, where PyTorch uses CUDA graphs); "max-autotune" also times kernel variants
+at compile time (config.max_autotune), "max-autotune-no-cudagraphs" without the
+preallocation. `options=` set ember._inductor.config knobs for this compilation
+({"cpp.threads": 1, "cpp_wrapper": True}); an unknown key raises, as in PyTorch.
 """
 import contextlib
 
@@ -29,12 +31,6 @@ def _patched(options):
     saved = []
     try:
         for key, value in (options or {}).items():
-            if key == "cpp_wrapper":
-                if value:
-                    raise NotImplementedError(
-                        "ember inductor: options={'cpp_wrapper': True} (the whole graph as "
-                        "one C function) is not built; the Python wrapper is generated")
-                continue
             obj, _, attr = key.rpartition(".")
             owner = getattr(config, obj) if obj else config
             if obj and not isinstance(owner, type) or not hasattr(owner, attr) \
@@ -50,7 +46,7 @@ def _patched(options):
 
 
 def _known(config):
-    out = ["cpp_wrapper"]
+    out = []
     for k, v in vars(config).items():
         if k.startswith("_") or callable(v) and not isinstance(v, type):
             continue
@@ -61,10 +57,19 @@ def _known(config):
     return out
 
 
+# the config knobs each mode sets (torch._inductor.list_mode_options' CPU counterpart)
+_MODES = {"default": {},
+          "reduce-overhead": {"cpp_wrapper": True, "cpu_graphs": True},
+          "max-autotune": {"cpp_wrapper": True, "cpu_graphs": True, "max_autotune": True},
+          "max-autotune-no-cudagraphs": {"max_autotune": True}}
+
+
 @register_backend
 def inductor(gm, example_inputs, mode=None, options=None, **kwargs):
     """Compile `gm` to fused C loops around extern (NumPy/BLAS) calls."""
     from ..._inductor.compile_fx import compile_fx_inner
+
+    options = dict(_MODES.get(mode or "default"), **(options or {}))
 
     def inner(g, inputs):
         with _patched(options):

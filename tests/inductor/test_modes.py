@@ -1,0 +1,178 @@
+"""torch.compile's modes on the C backend: cpp_wrapper / reduce-overhead (one C call per
+graph, preallocated intermediates) and max-autotune, each against mode="default"."""
+import logging
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+import ember.nn.functional as F
+from ember._inductor import codecache, config
+
+pytestmark = pytest.mark.skipif(not __import__("ember._inductor.native", fromlist=["x"])
+                                .available(), reason="no C compiler")
+
+
+class _Counting:
+    """A loaded library whose C functions count their calls (by name)."""
+
+    def __init__(self, lib, calls):
+        self._lib, self._calls = lib, calls
+
+    def __getattr__(self, name):
+        fn = getattr(self._lib, name)
+        calls = self._calls
+
+        class _F:
+            argtypes = restype = None
+
+            def __call__(self, *a):
+                calls[name] = calls.get(name, 0) + 1
+                return fn(*a)
+
+            def __setattr__(self, k, v):
+                setattr(fn, k, v)
+        return _F()
+
+
+@pytest.fixture
+def c_calls(monkeypatch):
+    calls = {}
+    real = codecache.load
+    monkeypatch.setattr(codecache, "load",
+                        lambda code: (lambda r: (_Counting(r[0], calls), r[1]))(real(code)))
+    return calls
+
+
+def _mlp():
+    ember.manual_seed(0)
+    return nn.Sequential(nn.Linear(12, 16), nn.ReLU(), nn.Linear(16, 5))
+
+
+def _step_fn(model, opt):
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+def _train(kw, steps=4, batches=(8,), **compile_kw):
+    ember._dynamo.reset()
+    model = _mlp()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    step = ember.compile(_step_fn(model, opt), **kw, **compile_kw)
+    rng = np.random.default_rng(0)
+    losses = []
+    for k in range(steps):
+        b = batches[k % len(batches)]
+        x = ember.from_numpy(rng.standard_normal((b, 12)).astype(np.float32))
+        y = ember.from_numpy(rng.integers(0, 5, b).astype(np.int64))
+        losses.append(step(x, y).item())
+    return losses, [p.detach().numpy().copy() for p in model.parameters()]
+
+
+def _close(a, b):
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kw", [dict(mode="reduce-overhead"),
+                                dict(options={"cpp_wrapper": True})])
+def test_inference_equals_default(kw, c_calls):
+    m = _mlp().eval()
+    x = ember.randn(7, 12)
+    ember._dynamo.reset()
+    with ember.no_grad():
+        want = ember.compile(m)(x)
+        ember._dynamo.reset()
+        f = ember.compile(m, **kw)
+        f(x)
+        c_calls.clear()
+        got = f(x)
+        got2 = f(x)
+    _close(got.numpy(), want.numpy())
+    _close(got2.numpy(), want.numpy())
+    assert got.data_ptr() != got2.data_ptr()       # outputs are fresh, never overwritten
+    assert c_calls == {"em_graph": 2}
+
+
+@pytest.mark.parametrize("kw", [dict(mode="reduce-overhead"),
+                                dict(options={"cpp_wrapper": True})])
+def test_training_equals_default(kw):
+    losses, params = _train({})
+    losses2, params2 = _train(kw)
+    _close(losses2, losses)
+    for a, b in zip(params2, params):
+        _close(a, b)
+
+
+def test_dynamic_shapes_equal_default():
+    losses, params = _train({}, steps=6, batches=(8, 5, 11), dynamic=True)
+    losses2, params2 = _train(dict(mode="reduce-overhead"), steps=6, batches=(8, 5, 11),
+                              dynamic=True)
+    _close(losses2, losses)
+    for a, b in zip(params2, params):
+        _close(a, b)
+
+
+def test_training_step_is_one_c_call_per_graph(c_calls):
+    ember._dynamo.reset()
+    model = _mlp()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    step = ember.compile(_step_fn(model, opt), mode="reduce-overhead")
+    x, y = ember.randn(8, 12), ember.tensor([0, 1, 2, 3, 4, 0, 1, 2])
+    for _ in range(3):
+        step(x, y)
+    c_calls.clear()
+    step(x, y)
+    # forward, backward and the optimizer update: three graphs, each one C call
+    assert c_calls == {"em_graph": 3}
+
+
+def test_no_compiler_falls_back(monkeypatch):
+    want, _ = _train({})
+    monkeypatch.setattr(config.cpp, "cxx", "/nonexistent/cc")
+    monkeypatch.setattr(codecache, "_LOADED", {})
+    with pytest.warns(UserWarning, match="no C compiler"):
+        got, _ = _train(dict(mode="reduce-overhead"))
+    _close(got, want)
+
+
+def test_gather_out_of_bounds_raises_as_eager():
+    fn = lambda x, i: x.gather(1, i)   # noqa: E731
+    x = ember.randn(3, 4)
+    with pytest.raises(RuntimeError) as want:
+        fn(x, ember.tensor([[0], [4], [1]]))
+    ember._dynamo.reset()
+    f = ember.compile(fn, mode="reduce-overhead")
+    i = ember.tensor([[0], [3], [1]])
+    _close(f(x, i).numpy(), fn(x, i).numpy())
+    with pytest.raises(RuntimeError) as got:
+        f(x, ember.tensor([[0], [4], [1]]))
+    assert str(got.value) == str(want.value)
+
+
+def test_views_and_batched_matmul_equal_eager():
+    def fn(a, b):
+        c = a.transpose(1, 2) @ b[:, 1:, :]          # strided (transposed) operands
+        return c.unsqueeze(0).expand(2, -1, -1, -1).sum(0), c.permute(2, 0, 1)
+    a, b = ember.randn(3, 5, 4), ember.randn(3, 6, 2)
+    ember._dynamo.reset()
+    got = ember.compile(fn, options={"cpp_wrapper": True})(a, b)
+    for g, w in zip(got, fn(a, b)):
+        assert g.shape == w.shape
+        _close(g.numpy(), w.numpy())
+
+
+def test_graph_without_c_extern_keeps_python_wrapper(caplog):
+    conv = nn.Conv2d(1, 2, 3)
+    x = ember.randn(1, 1, 5, 5)
+    ember._dynamo.reset()
+    with caplog.at_level(logging.INFO, logger="ember._inductor.compile_fx"), ember.no_grad():
+        got = ember.compile(conv, mode="reduce-overhead")(x)
+        want = conv(x)
+    _close(got.numpy(), want.numpy())
+    assert "convolution has no C implementation" in caplog.text
