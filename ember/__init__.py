@@ -47,6 +47,7 @@ from ._native_norms import (native_layer_norm, native_batch_norm, native_group_n
 from ._lowrank import svd_lowrank, pca_lowrank  # noqa: F401
 from ._histogramdd import histogramdd  # noqa: F401
 from .ops.internal import *  # noqa: F401,F403
+from .ops.fake_quantize import *  # noqa: F401,F403
 from .linalg._lapack_raw import geqrf, ormqr  # noqa: F401,E402
 from . import linalg, fft, special  # noqa: E402
 from . import random
@@ -69,6 +70,8 @@ from .utils import _python_dispatch  # noqa: F401
 from . import sparse  # noqa: E402
 from .sparse import (sparse_coo_tensor, sparse_csr_tensor, spmm, sparse_coo,  # noqa: F401
                      sparse_csr)
+from . import _tensor_methods  # noqa: E402  (Tensor's method table)
+_tensor_methods.install()
 
 strided = "torch.strided"
 __version__ = "0.1.0"
@@ -197,5 +200,3 @@ def __dir__():
 
 from . import functional  # noqa: E402,F401  (torch.functional: stft/istft)
 from .functional import stft, istft  # noqa: E402,F401
-Tensor.stft = functional.stft
-Tensor.istft = functional.istft

@@ -9,6 +9,8 @@ checks the dtype and device, which is what such code means by it.
 from . import _dtype as D
 from ._tensor import Tensor, Size
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 __all__ = ["legacy_new", "TENSOR_TYPES", "tensortype"]
 
 
@@ -114,18 +116,18 @@ def _new(self, *args, **kwargs):
     return legacy_new(self.dtype, args, kwargs, _name_of(self.dtype))
 
 
-Tensor.new = _new
+METHODS["new"] = _new
 
 
 # Device and layout predicates a CPU build answers with False; programs branch on them.
 for _name in ("is_xpu", "is_mps", "is_xla", "is_ipu", "is_hpu", "is_mtia", "is_maia",
               "is_vulkan", "is_mkldnn", "is_quantized", "is_nested"):
     if not hasattr(Tensor, _name):
-        setattr(Tensor, _name, property(lambda self: False))
-Tensor.is_pinned = lambda self, device=None: False
-Tensor.is_shared = lambda self: False
-Tensor.is_distributed = lambda self: False
-Tensor.is_same_size = lambda self, other: self.shape == other.shape
+        METHODS[_name] = property(lambda self: False)
+METHODS["is_pinned"] = lambda self, device=None: False
+METHODS["is_shared"] = lambda self: False
+METHODS["is_distributed"] = lambda self: False
+METHODS["is_same_size"] = lambda self, other: self.shape == other.shape
 
 
 def _is_nonzero(self):
@@ -138,4 +140,4 @@ def _is_nonzero(self):
     return bool(self.item())
 
 
-Tensor.is_nonzero = _is_nonzero
+METHODS["is_nonzero"] = _is_nonzero

@@ -16,6 +16,8 @@ import numpy as np
 from . import _dtype as D
 from ._tensor import Tensor
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 _UFUNCS = {
     "add": "add", "subtract": "sub", "multiply": "mul", "true_divide": "div",
     "divide": "div", "floor_divide": "floor_divide", "remainder": "remainder",
@@ -486,9 +488,9 @@ def _norm(x, ord=None, axis=None, keepdims=False):
 
 
 def install():
-    Tensor.__array__ = __array__
-    Tensor.__array_ufunc__ = __array_ufunc__
-    Tensor.__array_function__ = __array_function__
+    METHODS["__array__"] = __array__
+    METHODS["__array_ufunc__"] = __array_ufunc__
+    METHODS["__array_function__"] = __array_function__
 
 
 install()

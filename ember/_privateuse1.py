@@ -295,8 +295,9 @@ def generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True,
             _check_dtype(self)
             return self.to(_index(device))
         to_backend.__name__ = name
-        setattr(Tensor, name, to_backend)
-        setattr(Tensor, f"is_{name}", property(lambda self: self._device.type == name))
+        from ._tensor_methods import add_methods
+        add_methods({name: to_backend,
+                     f"is_{name}": property(lambda self: self._device.type == name)})
     if for_module:
         from .nn import Module
 

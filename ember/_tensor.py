@@ -33,6 +33,9 @@ class Tensor:
     _mstrides = None            # meta tensors: element strides (None: contiguous)
     _moffset = 0                # meta tensors: storage offset in elements
     _sym_shape = None           # meta tensors with symbolic sizes: a tuple of SymInt/int
+    _inference = False          # made under inference_mode
+    _view_version = None        # storage version when a view's grad_fn was made
+    _custom_fn_view = False     # output of a custom Function that aliases an input
 
     __array_priority__ = 1000
 
@@ -228,7 +231,7 @@ class Tensor:
         self._storage.version += 1
 
     def is_inference(self):
-        return getattr(self, "_inference", False)
+        return self._inference
 
     def _is_view(self):
         return self._base is not None

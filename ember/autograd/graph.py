@@ -213,9 +213,6 @@ _INFERENCE_SAVED = (
     "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead "
     "of `torch.inference_mode()`.")
 
-Tensor._inference = False     # set on tensors made under inference_mode
-
-
 def _modified_msg(t, version, fn, output_nr):
     which = f", which is output {output_nr} of {forward_name(fn)}," if fn is not None else ""
     hint = ("Hint: the backtrace further above shows the operation that failed to compute its "
@@ -390,9 +387,6 @@ class AccumulateGrad(Node):
 
     def apply(self, grads):
         return []
-
-
-Tensor._view_version = None   # storage version when a view's grad_fn was made
 
 
 def gradient_edge(t):

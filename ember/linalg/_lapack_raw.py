@@ -14,6 +14,8 @@ from .._tensor import Tensor
 from ..ops.creation import from_numpy
 from ._common import check_float
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 __all__ = ["geqrf", "ormqr", "ldl_factor_ex", "ldl_factor", "ldl_solve"]
 
 
@@ -174,8 +176,8 @@ def _out(res, out):
 
 
 def _install():
-    Tensor.geqrf = lambda self: geqrf(self)
-    Tensor.ormqr = lambda self, input2, input3, left=True, transpose=False: ormqr(
+    METHODS["geqrf"] = lambda self: geqrf(self)
+    METHODS["ormqr"] = lambda self, input2, input3, left=True, transpose=False: ormqr(
         self, input2, input3, left, transpose)
 
 

@@ -5,11 +5,12 @@ V, qr with some=, cross with the old dim rule, ...) and their Tensor methods.
 """
 import warnings
 
-from .._tensor import Tensor
 from . import _composite as C
 from . import _decomp as F
 from . import _solve as S
 from ._common import TQR, TRI_SOLVE, TSLOGDET, TSVD, mH
+
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
 
 TOP_LEVEL = ["det", "logdet", "slogdet", "inverse", "cholesky", "qr", "svd", "pinverse",
              "matrix_power", "matrix_exp", "cross", "lu", "lu_solve", "lu_unpack",
@@ -148,10 +149,10 @@ def _install():
     for name in ("det", "logdet", "slogdet", "inverse", "cholesky", "qr", "svd", "pinverse",
                  "matrix_power", "matrix_exp", "cholesky_solve", "cholesky_inverse",
                  "triangular_solve", "orgqr"):
-        setattr(Tensor, name, globals()[name])
-    Tensor.cross = lambda self, other, dim=None: cross(self, other, dim)
-    Tensor.lu = _tensor_lu
-    Tensor.lu_solve = lambda self, LU_data, LU_pivots: lu_solve(self, LU_data, LU_pivots)
+        METHODS[name] = globals()[name]
+    METHODS["cross"] = lambda self, other, dim=None: cross(self, other, dim)
+    METHODS["lu"] = _tensor_lu
+    METHODS["lu_solve"] = lambda self, LU_data, LU_pivots: lu_solve(self, LU_data, LU_pivots)
 
 
 _install()

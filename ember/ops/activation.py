@@ -16,6 +16,8 @@ from .._tensor import Tensor, _wrap_dim
 from ._elementwise import pointwise, inplace, write_out, type_name, DEFAULT
 from ._registry import register, check_dtype_arg
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 __all__ = ["softmax", "log_softmax", "clamp", "clip", "clamp_min", "clamp_max", "clamp_",
            "clip_", "clamp_min_", "clamp_max_"]
 
@@ -289,7 +291,7 @@ clip, clip_ = clamp, clamp_
 
 def _install():
     for name in __all__:
-        setattr(Tensor, name, globals()[name])
+        METHODS[name] = globals()[name]
 
 
 _install()

@@ -13,11 +13,12 @@ import numpy as np
 
 from .. import _dtype as D
 from .._dispatch import dispatch
-from .._tensor import Tensor
 from ._elementwise import (broadcast_shapes, pointwise, type_name, write_out,
                            COMPLEX_TO_FLOAT)
 from ._registry import register
 from .shape import select
+
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
 
 __all__ = ["complex", "polar", "angle", "resolve_neg", "is_neg", "view_as_real",
            "view_as_complex", "real", "imag"]
@@ -135,9 +136,9 @@ def is_neg(input):
     return False
 
 
-Tensor.angle = angle
-Tensor.resolve_neg = resolve_neg
-Tensor.is_neg = is_neg
+METHODS["angle"] = angle
+METHODS["resolve_neg"] = resolve_neg
+METHODS["is_neg"] = is_neg
 
 
 # ------------------------------------------------------------------- complex views
@@ -222,5 +223,5 @@ def _set_part(get):
     return setter
 
 
-Tensor.real = property(real, _set_part(real))
-Tensor.imag = property(imag, _set_part(imag))
+METHODS["real"] = property(real, _set_part(real))
+METHODS["imag"] = property(imag, _set_part(imag))

@@ -17,6 +17,8 @@ from .._tensor import Tensor
 from . import _elementwise
 from ._registry import OpDef, register, REGISTRY
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 
 def _clone_kernel(a, memory_format=None):
     if memory_format is None:
@@ -161,7 +163,6 @@ def _copy_vjp(ctx, g):
     return (zeros_like(g), g) + (None,) * (len(ctx.args) - 2)   # non_blocking, if passed
 
 
-Tensor._custom_fn_view = False    # output of a custom Function that aliases an input
 
 
 def check_inplace_allowed(t, dirty=False):
@@ -510,27 +511,25 @@ def _type_as(self, other):
 
 
 def _install():
-    T = Tensor
-    T.clone = clone
-    T.contiguous = contiguous
-    T.copy_ = copy_
-    T.to = to
-    T.type = type_
+    METHODS["clone"] = clone
+    METHODS["contiguous"] = contiguous
+    METHODS["copy_"] = copy_
+    METHODS["to"] = to
+    METHODS["type"] = type_
     for name, d in [("float", D.float32), ("double", D.float64), ("half", D.float16),
                     ("bfloat16", D.bfloat16), ("long", D.int64), ("int", D.int32),
                     ("short", D.int16), ("char", D.int8), ("byte", D.uint8),
                     ("bool", D.bool), ("cfloat", D.complex64), ("cdouble", D.complex128)]:
-        setattr(T, name, (lambda d: lambda self, memory_format=None: cast(self, d))(d))
-    T.cpu = lambda self, memory_format=None: (self if self._device.type not in CUSTOM
+        METHODS[name] = (lambda d: lambda self, memory_format=None: cast(self, d))(d)
+    METHODS["cpu"] = lambda self, memory_format=None: (self if self._device.type not in CUSTOM
                                               else to(self, "cpu"))
-    T.cuda = lambda self, *a, **k: to(self, "cuda")
-    T.type_as = _type_as
-    T.pin_memory = _pin_memory
-    T.resize_ = _resize_
-    T.resize_as_ = _resize_as_
-    T.apply_ = _apply_
-    T.map_ = _map_
-    T.is_pinned = lambda self, device=None: False
+    METHODS["cuda"] = lambda self, *a, **k: to(self, "cuda")
+    METHODS["type_as"] = _type_as
+    METHODS["pin_memory"] = _pin_memory
+    METHODS["resize_"] = _resize_
+    METHODS["resize_as_"] = _resize_as_
+    METHODS["apply_"] = _apply_
+    METHODS["map_"] = _map_
 
 
 _install()

@@ -23,6 +23,8 @@ from .._tensor import Tensor, wrap, Size
 from ._elementwise import _KIND_NAMES
 from ._registry import register
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "empty", "full",
            "zeros_like", "ones_like", "empty_like", "full_like", "arange", "linspace",
            "logspace", "eye", "scalar_tensor"]
@@ -640,8 +642,6 @@ def _new_device(self, device):
 
 
 def _install():
-    T = Tensor
-
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False,
                    layout=None, pin_memory=False):
         return tensor(data, dtype=dtype or self.dtype, device=_new_device(self, device),
@@ -660,10 +660,10 @@ def _install():
         return full(size, fill_value, dtype=dtype or self.dtype, device=_new_device(self, device),
                     requires_grad=requires_grad)
 
-    T.new_tensor = new_tensor
-    T.new_zeros = _new(zeros)
-    T.new_ones = _new(ones)
-    T.new_empty = _new(empty)
+    METHODS["new_tensor"] = new_tensor
+    METHODS["new_zeros"] = _new(zeros)
+    METHODS["new_ones"] = _new(ones)
+    METHODS["new_empty"] = _new(empty)
 
     def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,
                           layout=None, pin_memory=False):
@@ -671,8 +671,8 @@ def _install():
         return empty_strided(size, stride, dtype=dtype or self.dtype,
                              device=_new_device(self, device), requires_grad=requires_grad)
 
-    T.new_empty_strided = new_empty_strided
-    T.new_full = new_full
+    METHODS["new_empty_strided"] = new_empty_strided
+    METHODS["new_full"] = new_full
 
 
 _install()

@@ -17,6 +17,8 @@ from ._elementwise import write_out, type_name
 from ._registry import register
 from .reduction import return_type
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 __all__ = ["bincount", "histc", "histogram"]
 
 
@@ -303,7 +305,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
 
 def _install():
     for f in (bincount, histc, histogram):
-        setattr(Tensor, f.__name__, f)
+        METHODS[f.__name__] = f
 
 
 _install()

@@ -23,6 +23,8 @@ from . import complex as C
 from . import as_strided as AS
 from . import indexing as I
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 __all__ = []
 
 
@@ -839,19 +841,18 @@ _export(put)
 
 
 def _install():
-    T = Tensor
-    T.put_ = put_
-    T.put = put
-    T.take_along_dim = take_along_dim
-    T.index_copy = index_copy
-    T.index_copy_ = index_copy_
-    T.index_reduce = index_reduce
-    T.index_reduce_ = index_reduce_
-    T.scatter_reduce = scatter_reduce
-    T.scatter_reduce_ = scatter_reduce_
-    T.narrow_copy = narrow_copy
-    T.kron = kron
-    T.trace = trace
+    METHODS["put_"] = put_
+    METHODS["put"] = put
+    METHODS["take_along_dim"] = take_along_dim
+    METHODS["index_copy"] = index_copy
+    METHODS["index_copy_"] = index_copy_
+    METHODS["index_reduce"] = index_reduce
+    METHODS["index_reduce_"] = index_reduce_
+    METHODS["scatter_reduce"] = scatter_reduce
+    METHODS["scatter_reduce_"] = scatter_reduce_
+    METHODS["narrow_copy"] = narrow_copy
+    METHODS["kron"] = kron
+    METHODS["trace"] = trace
 
 
 _install()

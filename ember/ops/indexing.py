@@ -24,6 +24,8 @@ from .mask import (_zeros, _const, _fill_value, _data_dependent, masked_fill,  #
                    masked_fill_, masked_select, masked_scatter, masked_scatter_, where,
                    nonzero, argwhere, nonzero_static)
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 __all__ = []
 
 
@@ -792,22 +794,21 @@ _export(index_put, index_put_, gather, scatter, scatter_add, index_select, index
 
 
 def _install():
-    T = Tensor
-    T.__getitem__ = __getitem__
-    T.__setitem__ = __setitem__
-    T.index_put = index_put
-    T.index_put_ = index_put_
-    T.gather = gather
-    T.scatter = scatter
-    T.scatter_ = scatter_
-    T.scatter_add = scatter_add
-    T.scatter_add_ = scatter_add_
-    T.index_select = index_select
-    T.index_add = index_add
-    T.index_add_ = index_add_
-    T.index_fill = index_fill
-    T.index_fill_ = index_fill_
-    T.take = take
+    METHODS["__getitem__"] = __getitem__
+    METHODS["__setitem__"] = __setitem__
+    METHODS["index_put"] = index_put
+    METHODS["index_put_"] = index_put_
+    METHODS["gather"] = gather
+    METHODS["scatter"] = scatter
+    METHODS["scatter_"] = scatter_
+    METHODS["scatter_add"] = scatter_add
+    METHODS["scatter_add_"] = scatter_add_
+    METHODS["index_select"] = index_select
+    METHODS["index_add"] = index_add
+    METHODS["index_add_"] = index_add_
+    METHODS["index_fill"] = index_fill
+    METHODS["index_fill_"] = index_fill_
+    METHODS["take"] = take
 
 
 _install()

@@ -16,6 +16,8 @@ from ._elementwise import pointwise, inplace, write_out, type_name, DEFAULT, bro
 from ._registry import register
 from . import shape as S
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 __all__ = []
 
 
@@ -320,16 +322,15 @@ _export(masked_fill, masked_select, masked_scatter, where, nonzero, argwhere, no
 
 
 def _install():
-    T = Tensor
-    T.nonzero_static = nonzero_static
-    T.masked_fill = masked_fill
-    T.masked_fill_ = masked_fill_
-    T.masked_select = masked_select
-    T.masked_scatter = masked_scatter
-    T.masked_scatter_ = masked_scatter_
-    T.where = lambda self, condition, other: where(condition, self, other)
-    T.nonzero = nonzero
-    T.argwhere = argwhere
+    METHODS["nonzero_static"] = nonzero_static
+    METHODS["masked_fill"] = masked_fill
+    METHODS["masked_fill_"] = masked_fill_
+    METHODS["masked_select"] = masked_select
+    METHODS["masked_scatter"] = masked_scatter
+    METHODS["masked_scatter_"] = masked_scatter_
+    METHODS["where"] = lambda self, condition, other: where(condition, self, other)
+    METHODS["nonzero"] = nonzero
+    METHODS["argwhere"] = argwhere
 
 
 _install()

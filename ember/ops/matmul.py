@@ -19,6 +19,8 @@ from .._tensor import Tensor, _wrap_dim
 from ._elementwise import write_out, type_name, inplace
 from ._registry import register
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "addmm", "addmv", "addr", "addbmm", "baddbmm",
            "vdot", "inner", "outer", "ger", "tensordot", "chain_matmul", "einsum"]
 
@@ -346,13 +348,13 @@ def _matmul_op(self, other):
 
 
 def _install():
-    Tensor.matmul = matmul
-    Tensor.mm = mm
-    Tensor.bmm = bmm
-    Tensor.mv = mv
-    Tensor.dot = dot
-    Tensor.__matmul__ = _matmul_op
-    Tensor.__rmatmul__ = _rmatmul
+    METHODS["matmul"] = matmul
+    METHODS["mm"] = mm
+    METHODS["bmm"] = bmm
+    METHODS["mv"] = mv
+    METHODS["dot"] = dot
+    METHODS["__matmul__"] = _matmul_op
+    METHODS["__rmatmul__"] = _rmatmul
 
 
 _install()
@@ -683,8 +685,8 @@ def _fused_public(op):
     def method_(self, a, b, *, beta=1, alpha=1):
         return inplace(op, self, (self, a, b, beta, alpha))
     fn.__name__, method_.__name__ = name, name + "_"
-    setattr(Tensor, name, fn)
-    setattr(Tensor, name + "_", method_)
+    METHODS[name] = fn
+    METHODS[name + "_"] = method_
     return fn
 
 
@@ -835,11 +837,6 @@ def chain_matmul(*matrices, out=None):
     return res if out is None else write_out(out, res, "chain_matmul")
 
 
-def _install_more():
-    for f in (vdot, inner, outer, ger):
-        setattr(Tensor, f.__name__ if f is not ger else "ger", f)
-
-
-_install_more()
+METHODS.update(vdot=vdot, inner=inner, outer=outer, ger=ger)
 
 from .einsum import einsum  # noqa: E402  (einsum composes the ops above)

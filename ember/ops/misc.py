@@ -16,6 +16,8 @@ from .._tensor import Tensor, _wrap_dim
 from ._elementwise import inplace, write_out
 from ._registry import register
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 __all__ = ["fill", "fill_", "zero_", "diff", "ravel", "isin", "cov", "corrcoef", "trapezoid",
            "trapz", "cumulative_trapezoid", "gradient", "unravel_index", "frexp", "renorm",
            "bartlett_window", "blackman_window", "hamming_window", "hann_window",
@@ -459,40 +461,25 @@ def _install():
     from .reduction import return_type
     global _FREXP
     _FREXP = return_type("frexp", ("mantissa", "exponent"))
-    T = Tensor
-    T.fill_ = fill_
-    T.zero_ = zero_
-    T.diff = diff
-    T.ravel = ravel
-    T.isin = lambda self, test_elements, **kw: isin(self, test_elements, **kw)
-    T.cov = cov
-    T.corrcoef = corrcoef
-    T.frexp = frexp
-    T.renorm = renorm
-    T.renorm_ = lambda self, p, dim, maxnorm: self.copy_(renorm(self, p, dim, maxnorm))
-    T.outer = lambda self, vec2: __import__("ember").outer(self, vec2)
-    T.ger = T.outer
-    T.squeeze_ = _view_inplace(lambda x, *a: x.squeeze(*a), "squeeze_")
-    T.unsqueeze_ = _view_inplace(lambda x, d: x.unsqueeze(d), "unsqueeze_")
-    T.transpose_ = _view_inplace(lambda x, a, b: x.transpose(a, b), "transpose_")
-    T.swapaxes_ = T.transpose_
-    T.swapdims_ = T.transpose_
-    T.t_ = _view_inplace(lambda x: x.t(), "t_")
-    T.as_strided_ = _view_inplace(lambda x, size, stride, off=None: x.as_strided(size, stride,
-                                                                                 off),
-                                  "as_strided_")
-    T.fill_diagonal_ = _fill_diagonal_
-    for alias, target in (("absolute_", "abs_"), ("negative_", "neg_"),
-                          ("multiply_", "mul_"), ("divide_", "div_"),
-                          ("subtract_", "sub_"), ("true_divide_", "div_"),
-                          ("greater_", "gt_"), ("greater_equal_", "ge_"), ("less_", "lt_"),
-                          ("less_equal_", "le_"), ("not_equal_", "ne_")):
-        if hasattr(T, target):
-            setattr(T, alias, getattr(T, target))
-    for cmp in ("gt", "ge", "lt", "le", "eq", "ne"):
-        if not hasattr(T, cmp + "_"):
-            setattr(T, cmp + "_", (lambda c: lambda self, other: self.copy_(
-                getattr(self, c)(other)))(cmp))
+    METHODS["fill_"] = fill_
+    METHODS["zero_"] = zero_
+    METHODS["diff"] = diff
+    METHODS["ravel"] = ravel
+    METHODS["isin"] = lambda self, test_elements, **kw: isin(self, test_elements, **kw)
+    METHODS["cov"] = cov
+    METHODS["corrcoef"] = corrcoef
+    METHODS["frexp"] = frexp
+    METHODS["renorm"] = renorm
+    METHODS["renorm_"] = lambda self, p, dim, maxnorm: self.copy_(renorm(self, p, dim, maxnorm))
+    METHODS["squeeze_"] = _view_inplace(lambda x, *a: x.squeeze(*a), "squeeze_")
+    METHODS["unsqueeze_"] = _view_inplace(lambda x, d: x.unsqueeze(d), "unsqueeze_")
+    METHODS["transpose_"] = _view_inplace(lambda x, a, b: x.transpose(a, b), "transpose_")
+    METHODS["swapaxes_"] = METHODS["transpose_"]
+    METHODS["swapdims_"] = METHODS["transpose_"]
+    METHODS["t_"] = _view_inplace(lambda x: x.t(), "t_")
+    METHODS["as_strided_"] = _view_inplace(
+        lambda x, size, stride, off=None: x.as_strided(size, stride, off), "as_strided_")
+    METHODS["fill_diagonal_"] = _fill_diagonal_
 
 
 def _fill_diagonal_(self, fill_value, wrap=False):

@@ -15,6 +15,7 @@ from ._lowp import cast
 from ._registry import REGISTRY, register
 
 _BF16 = D.bfloat16.np
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
 
 FLOATING = {2, 3}
 INTEGRAL = {0, 1}
@@ -34,12 +35,12 @@ def _public(op, name=None, method=True, inplace_method=True, arity=None):
     globals()[name] = fn
     __all__.append(name)
     if method:
-        setattr(Tensor, name, fn)
+        METHODS[name] = fn
     if inplace_method:
         def ifn(self, *args):
             return inplace(op, self, (self,) + args)
         ifn.__name__ = name + "_"
-        setattr(Tensor, name + "_", ifn)
+        METHODS[name + "_"] = ifn
     return fn
 
 
@@ -189,7 +190,7 @@ def square(input, *, out=None):
     return _square_op_fn(input, out=out)
 
 
-Tensor.square = square
+METHODS["square"] = square
 _unary("floor", lambda a: np.floor(a) if a.dtype.kind == "f" else a.copy(),
        lambda ctx, g: (g * 0,), DEFAULT, allowed=NOT_COMPLEX)
 
@@ -384,7 +385,7 @@ for _alias, _target in {"greater": "gt", "greater_equal": "ge", "less": "lt",
                         "negative": "neg", "absolute": "abs", "max_elementwise": None}.items():
     if _target:
         globals()[_alias] = globals()[_target]
-        setattr(Tensor, _alias, globals()[_target])
+        METHODS[_alias] = globals()[_target]
         __all__.append(_alias)
 
 
@@ -468,79 +469,79 @@ def _no_bool_sub(fn):
 
 
 def _install_methods():
-    T = Tensor
-    T.add = add
-    T.sub = sub
-    T.subtract = sub
-    T.div = div
-    T.divide = div
-    T.true_divide = true_divide
-    T.add_ = lambda self, other, *, alpha=1: inplace(ADD, self, (self, other, alpha))
-    T.sub_ = lambda self, other, *, alpha=1: (_sub_check(self, other) if self._dtype is D.bool
-                                              else None) or inplace(SUB, self, (self, other, alpha))
-    T.div_ = lambda self, other, *, rounding_mode=None: inplace(
+    METHODS["add"] = add
+    METHODS["sub"] = sub
+    METHODS["subtract"] = sub
+    METHODS["div"] = div
+    METHODS["divide"] = div
+    METHODS["true_divide"] = true_divide
+    METHODS["add_"] = lambda self, other, *, alpha=1: inplace(ADD, self, (self, other, alpha))
+    METHODS["sub_"] = lambda self, other, *, alpha=1: (
+        _sub_check(self, other) if self._dtype is D.bool else None) or inplace(
+            SUB, self, (self, other, alpha))
+    METHODS["div_"] = lambda self, other, *, rounding_mode=None: inplace(
         DIV if rounding_mode is None else DIV_ROUND, self, (self, other, rounding_mode))
-    T.mul_ = lambda self, other: inplace(MUL, self, (self, other))
+    METHODS["mul_"] = lambda self, other: inplace(MUL, self, (self, other))
 
     # Python operators
-    T.__add__ = fast_binary(ADD, np.add, (1,))
-    T.__radd__ = fast_binary(ADD, np.add, (1,), reverse=True)
-    T.__iadd__ = lambda a, b: inplace(ADD, a, (a, b, 1))
+    METHODS["__add__"] = fast_binary(ADD, np.add, (1,))
+    METHODS["__radd__"] = fast_binary(ADD, np.add, (1,), reverse=True)
+    METHODS["__iadd__"] = lambda a, b: inplace(ADD, a, (a, b, 1))
     _fast_sub = fast_binary(SUB, np.subtract, (1,), lambda d: d if d._kind >= 1 and
                             d.np.itemsize != 2 or d is D.int16 else None)
-    T.__sub__ = _no_bool_sub(_fast_sub)
+    METHODS["__sub__"] = _no_bool_sub(_fast_sub)
     _fast_rsub = fast_binary(SUB, np.subtract, (1,), lambda d: d if d._kind == 2 and
                              d.np.itemsize != 2 else None, reverse=True)
-    T.__rsub__ = _no_bool_sub(lambda a, b: _fast_rsub(a, b) if b.__class__ in (float, int)
+    METHODS["__rsub__"] = _no_bool_sub(lambda a, b: _fast_rsub(a, b) if b.__class__ in (float, int)
                               else sub(b, a))
-    T.__isub__ = _no_bool_sub(lambda a, b: inplace(SUB, a, (a, b, 1)))
-    T.__mul__ = fast_binary(MUL, np.multiply)
-    T.__rmul__ = fast_binary(MUL, np.multiply, reverse=True)
-    T.__imul__ = lambda a, b: inplace(MUL, a, (a, b))
-    T.__truediv__ = fast_binary(DIV, np.true_divide, (None,),
+    METHODS["__isub__"] = _no_bool_sub(lambda a, b: inplace(SUB, a, (a, b, 1)))
+    METHODS["__mul__"] = fast_binary(MUL, np.multiply)
+    METHODS["__rmul__"] = fast_binary(MUL, np.multiply, reverse=True)
+    METHODS["__imul__"] = lambda a, b: inplace(MUL, a, (a, b))
+    METHODS["__truediv__"] = fast_binary(DIV, np.true_divide, (None,),
                                 lambda d: d if d in (D.float32, D.float64, D.complex64,
                                                      D.complex128) else None)
-    T.__rtruediv__ = fast_binary(DIV, np.true_divide, (None,),
+    METHODS["__rtruediv__"] = fast_binary(DIV, np.true_divide, (None,),
                                  lambda d: d if d in (D.float32, D.float64) else None,
                                  reverse=True)
-    T.__itruediv__ = lambda a, b: inplace(DIV, a, (a, b, None))
+    METHODS["__itruediv__"] = lambda a, b: inplace(DIV, a, (a, b, None))
     # Python 2's name, kept by torch: other / self, also when other is a Tensor
-    T.__rdiv__ = lambda a, b: b.__truediv__(a) if isinstance(b, Tensor) else \
-        T.__rtruediv__(a, b)
-    T.__floordiv__ = lambda a, b: dispatch(FLOOR_DIVIDE, (a, b))
-    T.__rfloordiv__ = lambda a, b: dispatch(FLOOR_DIVIDE, (b, a))
-    T.__ifloordiv__ = lambda a, b: inplace(FLOOR_DIVIDE, a, (a, b))
-    T.__mod__ = lambda a, b: dispatch(REMAINDER, (a, b))
-    T.__rmod__ = lambda a, b: dispatch(REMAINDER, (b, a))
-    T.__imod__ = lambda a, b: inplace(REMAINDER, a, (a, b))
-    T.__pow__ = lambda a, b, mod=None: pow(a, b)
-    T.pow = pow
-    T.pow_ = lambda self, exponent: (_pow_check(self, exponent) or
+    METHODS["__rdiv__"] = lambda a, b: b.__truediv__(a) if isinstance(b, Tensor) else \
+        METHODS["__rtruediv__"](a, b)
+    METHODS["__floordiv__"] = lambda a, b: dispatch(FLOOR_DIVIDE, (a, b))
+    METHODS["__rfloordiv__"] = lambda a, b: dispatch(FLOOR_DIVIDE, (b, a))
+    METHODS["__ifloordiv__"] = lambda a, b: inplace(FLOOR_DIVIDE, a, (a, b))
+    METHODS["__mod__"] = lambda a, b: dispatch(REMAINDER, (a, b))
+    METHODS["__rmod__"] = lambda a, b: dispatch(REMAINDER, (b, a))
+    METHODS["__imod__"] = lambda a, b: inplace(REMAINDER, a, (a, b))
+    METHODS["__pow__"] = lambda a, b, mod=None: pow(a, b)
+    METHODS["pow"] = pow
+    METHODS["pow_"] = lambda self, exponent: (_pow_check(self, exponent) or
                                      inplace(POW, self, (self, exponent)))
-    T.__rpow__ = lambda a, b: dispatch(POW, (b, a))
-    T.__ipow__ = lambda a, b: inplace(POW, a, (a, b))
-    T.__neg__ = _neg
-    T.__pos__ = lambda a: a
-    T.__abs__ = lambda a: abs(a)
+    METHODS["__rpow__"] = lambda a, b: dispatch(POW, (b, a))
+    METHODS["__ipow__"] = lambda a, b: inplace(POW, a, (a, b))
+    METHODS["__neg__"] = _neg
+    METHODS["__pos__"] = lambda a: a
+    METHODS["__abs__"] = lambda a: abs(a)
 
     def _invert(a):
         if a._dtype._kind >= 2:
             raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
                             "tensors")
         return bitwise_not(a)
-    T.__invert__ = _invert
+    METHODS["__invert__"] = _invert
     for op_name, fn in (("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor")):
         f = globals()[fn]
-        setattr(T, f"__{op_name}__", (lambda f: lambda a, b: f(a, b))(f))
-        setattr(T, f"__r{op_name}__", (lambda f: lambda a, b: f(b, a))(f))
-        setattr(T, f"__i{op_name}__", (lambda f: lambda a, b: getattr(a, f.__name__ + "_")(b))(f))
+        METHODS[f"__{op_name}__"] = (lambda f: lambda a, b: f(a, b))(f)
+        METHODS[f"__r{op_name}__"] = (lambda f: lambda a, b: f(b, a))(f)
+        METHODS[f"__i{op_name}__"] = (lambda f: lambda a, b: getattr(a, f.__name__ + "_")(b))(f)
     for cmp in ("eq", "ne", "lt", "le", "gt", "ge"):
         ordered = cmp not in ("eq", "ne")
         fb = fast_binary(REGISTRY[cmp], _CMP[cmp], (),
                          (lambda ordered: lambda d: D.bool if (d.np.itemsize != 2 or d is D.int16)
                           and not (ordered and d._kind == 3) else None)(ordered))
-        setattr(T, f"__{cmp}__", (lambda fb: lambda a, b: fb(a, b) if _cmp_ok(b)
-                                  else NotImplemented)(fb))
+        METHODS[f"__{cmp}__"] = (lambda fb: lambda a, b: fb(a, b) if _cmp_ok(b)
+                                 else NotImplemented)(fb)
 
 
 def _neg(a):
@@ -573,9 +574,9 @@ def is_conj(input):
     return False
 
 
-Tensor.conj = conj
-Tensor.resolve_conj = resolve_conj
-Tensor.is_conj = is_conj
+METHODS["conj"] = conj
+METHODS["resolve_conj"] = resolve_conj
+METHODS["is_conj"] = is_conj
 __all__ += ["conj", "resolve_conj", "is_conj"]
 
 
@@ -585,4 +586,11 @@ def neg(input, *, out=None):
 
 
 negative = neg
-Tensor.neg = Tensor.negative = neg
+METHODS["neg"] = METHODS["negative"] = neg
+
+# the in-place spellings of the aliases: x.multiply_ is x.mul_
+for _alias, _target in (("absolute_", "abs_"), ("negative_", "neg_"), ("multiply_", "mul_"),
+                        ("divide_", "div_"), ("subtract_", "sub_"), ("true_divide_", "div_"),
+                        ("greater_", "gt_"), ("greater_equal_", "ge_"), ("less_", "lt_"),
+                        ("less_equal_", "le_"), ("not_equal_", "ne_")):
+    METHODS[_alias] = METHODS[_target]

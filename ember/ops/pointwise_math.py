@@ -19,6 +19,8 @@ from ._registry import REGISTRY
 from ._elementwise import (PointwiseOp, inplace, write_out, result_and_compute,
                            type_name, DEFAULT, INT_TO_FLOAT, ALWAYS_BOOL)
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 ALL = None
 NOT_COMPLEX = {0, 1, 2}
 REAL_NUMBERS = {1, 2}       # integers and floats, not bool
@@ -138,7 +140,7 @@ def expose(op, name, norm=None, method=True, inplace_method=True, module=None):
         def ifn(self, *args, **kw):
             return inplace(op, self, norm(self, *args, **kw))
         ifn.__name__ = name + "_"
-        setattr(Tensor, name + "_", ifn)
+        METHODS[name + "_"] = ifn
     return fn
 
 
@@ -146,15 +148,15 @@ def _export(name, fn, method=True):
     globals()[name] = fn
     __all__.append(name)
     if method:
-        setattr(Tensor, name, fn)
+        METHODS[name] = fn
 
 
 def alias(new, old):
     """arccos = acos ...: the same function, method and in-place method."""
     f = globals()[old]
-    _export(new, f, hasattr(Tensor, old))
-    if hasattr(Tensor, old + "_"):
-        setattr(Tensor, new + "_", getattr(Tensor, old + "_"))
+    _export(new, f, old in METHODS)
+    if old + "_" in METHODS:
+        METHODS[new + "_"] = METHODS[old + "_"]
 
 
 # -------------------------------------------------------------------- unary
@@ -192,7 +194,7 @@ def _no_inplace_grad(name):
                          tags=("pointwise", "prim"),
                          schema=f"{name}_(Tensor self) -> Tensor",
                          vjp=lambda ctx, g: _not_implemented(f"inplace version of {name}")())
-    setattr(Tensor, name + "_", lambda self: inplace(twin, self, (self,)))
+    METHODS[name + "_"] = lambda self: inplace(twin, self, (self,))
 
 
 for _n in ("acosh", "asinh", "atanh"):
@@ -382,8 +384,8 @@ def polygamma(n, input, *, out=None):
 
 
 __all__.append("polygamma")
-Tensor.polygamma = lambda self, n: polygamma(n, self)
-Tensor.polygamma_ = lambda self, n: inplace(POLYGAMMA, self, (self, n))
+METHODS["polygamma"] = lambda self, n: polygamma(n, self)
+METHODS["polygamma_"] = lambda self, n: inplace(POLYGAMMA, self, (self, n))
 
 
 # boolean classifications (not differentiable)
@@ -445,7 +447,7 @@ def _deg(name, factor):
         return self.mul_(factor) if self._dtype._kind != 3 else fn(self)
     fn.__name__ = name
     _export(name, fn)
-    setattr(Tensor, name + "_", ifn)
+    METHODS[name + "_"] = ifn
 
 
 _deg("deg2rad", math.pi / 180)
@@ -464,7 +466,7 @@ def mvlgamma(input, p, *, out=None):
 
 
 _export("mvlgamma", mvlgamma)
-Tensor.mvlgamma_ = lambda self, p: self.copy_(mvlgamma(self, p))
+METHODS["mvlgamma_"] = lambda self, p: self.copy_(mvlgamma(self, p))
 
 
 # ------------------------------------------------------------------- binary
@@ -682,12 +684,12 @@ LSHIFT = binary("bitwise_left_shift", lambda a, b: _shift(a, b, True), None, DEF
 RSHIFT = binary("bitwise_right_shift", lambda a, b: _shift(a, b, False), None, DEFAULT,
                 check=_shift_check("rshift"), tensor_args=(None, None),
                 schema="bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor")
-Tensor.__lshift__ = lambda a, b: dispatch(LSHIFT, (a, b))
-Tensor.__rlshift__ = lambda a, b: dispatch(LSHIFT, (b, a))
-Tensor.__ilshift__ = lambda a, b: inplace(LSHIFT, a, (a, b))
-Tensor.__rshift__ = lambda a, b: dispatch(RSHIFT, (a, b))
-Tensor.__rrshift__ = lambda a, b: dispatch(RSHIFT, (b, a))
-Tensor.__irshift__ = lambda a, b: inplace(RSHIFT, a, (a, b))
+METHODS["__lshift__"] = lambda a, b: dispatch(LSHIFT, (a, b))
+METHODS["__rlshift__"] = lambda a, b: dispatch(LSHIFT, (b, a))
+METHODS["__ilshift__"] = lambda a, b: inplace(LSHIFT, a, (a, b))
+METHODS["__rshift__"] = lambda a, b: dispatch(RSHIFT, (a, b))
+METHODS["__rrshift__"] = lambda a, b: dispatch(RSHIFT, (b, a))
+METHODS["__irshift__"] = lambda a, b: inplace(RSHIFT, a, (a, b))
 
 
 def _igamma_vjp(ctx, g, sign):
@@ -729,7 +731,7 @@ def _float_power_(self, exponent):
 
 
 _export("float_power", float_power)
-Tensor.float_power_ = _float_power_
+METHODS["float_power_"] = _float_power_
 
 
 def ldexp(input, other, *, out=None):
@@ -741,7 +743,7 @@ def ldexp(input, other, *, out=None):
 
 
 _export("ldexp", ldexp)
-Tensor.ldexp_ = lambda self, other: self.mul_(
+METHODS["ldexp_"] = lambda self, other: self.mul_(
     __import__("ember").pow(2.0, other.to(self._dtype if self._dtype._kind >= 2 else
                                           D.get_default_dtype())))
 

@@ -26,6 +26,8 @@ from ._elementwise import write_out, type_name, broadcast_shapes
 from ._registry import register
 from .creation import _size, _factory, _out_dtype, _result, zeros
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 __all__ = ["rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
            "rand_like", "randn_like", "randint_like"]
 
@@ -738,17 +740,16 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
 
 
 def _install():
-    T = Tensor
-    T.uniform_ = uniform_
-    T.normal_ = normal_
-    T.random_ = random_
-    T.bernoulli_ = bernoulli_
-    T.bernoulli = _tensor_bernoulli
-    T.exponential_ = exponential_
-    T.geometric_ = geometric_
-    T.log_normal_ = log_normal_
-    T.cauchy_ = cauchy_
-    T.multinomial = multinomial
+    METHODS["uniform_"] = uniform_
+    METHODS["normal_"] = normal_
+    METHODS["random_"] = random_
+    METHODS["bernoulli_"] = bernoulli_
+    METHODS["bernoulli"] = _tensor_bernoulli
+    METHODS["exponential_"] = exponential_
+    METHODS["geometric_"] = geometric_
+    METHODS["log_normal_"] = log_normal_
+    METHODS["cauchy_"] = cauchy_
+    METHODS["multinomial"] = multinomial
 
 
 _install()

@@ -20,6 +20,8 @@ from ._elementwise import inplace, write_out, type_name
 from ._registry import register
 from . import shape as S
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 __all__ = []
 
 
@@ -669,26 +671,25 @@ _export(tile, repeat_interleave, flip, fliplr, flipud, roll, rot90, tril, triu,
 
 
 def _install():
-    T = Tensor
-    T.repeat = repeat
-    T.tile = lambda self, *dims: tile(self, _ints(dims, "tile"))
-    T.repeat_interleave = repeat_interleave
-    T.flip = _flip_method
-    T.fliplr = fliplr
-    T.flipud = flipud
-    T.roll = roll
-    T.rot90 = rot90
-    T.tril = tril
-    T.triu = triu
-    T.tril_ = _tril_
-    T.triu_ = _triu_
-    T.diag = diag
-    T.diag_embed = diag_embed
-    T.diagflat = diagflat
-    T.hsplit = hsplit
-    T.vsplit = vsplit
-    T.dsplit = dsplit
-    T.broadcast_to = broadcast_to
+    METHODS["repeat"] = repeat
+    METHODS["tile"] = lambda self, *dims: tile(self, _ints(dims, "tile"))
+    METHODS["repeat_interleave"] = repeat_interleave
+    METHODS["flip"] = _flip_method
+    METHODS["fliplr"] = fliplr
+    METHODS["flipud"] = flipud
+    METHODS["roll"] = roll
+    METHODS["rot90"] = rot90
+    METHODS["tril"] = tril
+    METHODS["triu"] = triu
+    METHODS["tril_"] = _tril_
+    METHODS["triu_"] = _triu_
+    METHODS["diag"] = diag
+    METHODS["diag_embed"] = diag_embed
+    METHODS["diagflat"] = diagflat
+    METHODS["hsplit"] = hsplit
+    METHODS["vsplit"] = vsplit
+    METHODS["dsplit"] = dsplit
+    METHODS["broadcast_to"] = broadcast_to
 
 
 _install()

@@ -18,6 +18,8 @@ from .._tensor import Tensor, _wrap_dim
 from ._elementwise import write_out, type_name
 from ._registry import register, check_dtype_arg
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 __all__ = []
 
 
@@ -877,7 +879,7 @@ _export(nansum, nanmean, logsumexp, count_nonzero, aminmax)
 def _install():
     for f in (sum, mean, sum_to_size, prod, max, min, amax, amin, argmax, argmin, all, any,
               var, std, nansum, nanmean, logsumexp, count_nonzero, aminmax):
-        setattr(Tensor, f.__name__, f)
+        METHODS[f.__name__] = f
 
 
 _install()

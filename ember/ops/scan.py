@@ -14,6 +14,8 @@ from ._elementwise import write_out, type_name, inplace
 from ._registry import register, check_dtype_arg
 from .reduction import return_type
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
 
 
@@ -286,9 +288,9 @@ def logcumsumexp(input, dim, *, out=None):
 
 def _install():
     for f in (cumsum, cumprod, cummax, cummin, logcumsumexp):
-        setattr(Tensor, f.__name__, f)
-    Tensor.cumsum_ = _cum_inplace(CUMSUM)
-    Tensor.cumprod_ = _cum_inplace(CUMPROD)
+        METHODS[f.__name__] = f
+    METHODS["cumsum_"] = _cum_inplace(CUMSUM)
+    METHODS["cumprod_"] = _cum_inplace(CUMPROD)
 
 
 _install()

@@ -12,6 +12,8 @@ from .._tensor import Tensor, Size, _wrap_dim
 from ._elementwise import type_name
 from ._registry import register
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 __all__ = []
 
 
@@ -344,26 +346,25 @@ def _H(self):
 
 
 def _install():
-    T = Tensor
-    T.view = view
-    T.reshape = reshape
-    T.view_as = lambda self, other: view(self, other.shape)
-    T.reshape_as = lambda self, other: reshape(self, other.shape)
-    T.expand = expand
-    T.expand_as = expand_as
-    T.permute = permute
-    T.transpose = transpose
-    T.swapaxes = transpose
-    T.swapdims = transpose
-    T.t = t
-    T.T = property(lambda self: permute(self, tuple(reversed(range(self._data.ndim)))))
-    T.mT = property(_mT)
-    T.mH = property(_mH)
-    T.H = property(_H)
-    T.adjoint = _mH
-    T.squeeze = squeeze
-    T.unsqueeze = unsqueeze
-    T.flatten = flatten
+    METHODS["view"] = view
+    METHODS["reshape"] = reshape
+    METHODS["view_as"] = lambda self, other: view(self, other.shape)
+    METHODS["reshape_as"] = lambda self, other: reshape(self, other.shape)
+    METHODS["expand"] = expand
+    METHODS["expand_as"] = expand_as
+    METHODS["permute"] = permute
+    METHODS["transpose"] = transpose
+    METHODS["swapaxes"] = transpose
+    METHODS["swapdims"] = transpose
+    METHODS["t"] = t
+    METHODS["T"] = property(lambda self: permute(self, tuple(reversed(range(self._data.ndim)))))
+    METHODS["mT"] = property(_mT)
+    METHODS["mH"] = property(_mH)
+    METHODS["H"] = property(_H)
+    METHODS["adjoint"] = _mH
+    METHODS["squeeze"] = squeeze
+    METHODS["unsqueeze"] = unsqueeze
+    METHODS["flatten"] = flatten
 
 
 _install()
@@ -885,22 +886,21 @@ swapaxes = swapdims = transpose
 
 
 def _install_views():
-    T = Tensor
-    T.select = select
-    T.narrow = narrow
-    T.split = split
-    T.split_with_sizes = split_with_sizes
-    T.chunk = chunk
-    T.tensor_split = tensor_split
-    T.unbind = unbind
-    T.diagonal = diagonal
-    T.diagonal_scatter = diagonal_scatter
-    T.slice_scatter = slice_scatter
-    T.select_scatter = select_scatter
-    T.unfold = unfold
-    T.movedim = movedim
-    T.moveaxis = movedim
-    T.unflatten = unflatten
+    METHODS["select"] = select
+    METHODS["narrow"] = narrow
+    METHODS["split"] = split
+    METHODS["split_with_sizes"] = split_with_sizes
+    METHODS["chunk"] = chunk
+    METHODS["tensor_split"] = tensor_split
+    METHODS["unbind"] = unbind
+    METHODS["diagonal"] = diagonal
+    METHODS["diagonal_scatter"] = diagonal_scatter
+    METHODS["slice_scatter"] = slice_scatter
+    METHODS["select_scatter"] = select_scatter
+    METHODS["unfold"] = unfold
+    METHODS["movedim"] = movedim
+    METHODS["moveaxis"] = movedim
+    METHODS["unflatten"] = unflatten
 
 
 _install_views()

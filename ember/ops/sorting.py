@@ -23,6 +23,8 @@ from ._elementwise import write_out, type_name
 from ._registry import register
 from .reduction import return_type, _evenly_distribute_vjp
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 __all__ = []
 
 
@@ -891,7 +893,7 @@ _export(quantile, nanquantile, unique, unique_consecutive, searchsorted, bucketi
 def _install():
     for f in (sort, argsort, msort, topk, kthvalue, median, nanmedian, mode, quantile,
               nanquantile, unique, unique_consecutive):
-        setattr(Tensor, f.__name__, f)
+        METHODS[f.__name__] = f
 
 
 _install()

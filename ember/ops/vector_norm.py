@@ -16,6 +16,8 @@ from ._elementwise import write_out, type_name
 from ._registry import register, check_dtype_arg
 from .reduction import reduce_dims, reduced_shape, unsqueeze_to
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 __all__ = ["norm", "dist"]
 
 
@@ -211,12 +213,12 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
 
 def _install():
-    Tensor.dist = dist
+    METHODS["dist"] = dist
 
     def norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
         return norm(self, p, dim, keepdim, dtype=dtype)
     norm_method.__name__ = "norm"
-    Tensor.norm = norm_method
+    METHODS["norm"] = norm_method
 
 
 _install()

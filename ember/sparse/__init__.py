@@ -19,6 +19,8 @@ from ._csr import SparseCsrTensor, make_csr
 from . import _kernels
 from ._reduce_mm import sampled_addmm
 
+METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
+
 __all__ = ["mm", "addmm", "sampled_addmm", "sum", "softmax", "log_softmax", "spmm",
            "sparse_coo_tensor", "sparse_csr_tensor", "SparseCooTensor", "SparseCsrTensor",
            "sparse_coo", "sparse_csr", "to_sparse"]
@@ -230,10 +232,10 @@ def _dense_to_dense(self, dtype=None, *, masked_grad=None):
     return self if dtype is None else self.to(dtype)
 
 
-Tensor.to_sparse = to_sparse
-Tensor.to_sparse_coo = to_sparse
-Tensor.to_sparse_csr = to_sparse_csr
-Tensor.to_dense = _dense_to_dense
-Tensor.sparse_dim = lambda self: 0
-Tensor.dense_dim = lambda self: self.ndim
+METHODS["to_sparse"] = to_sparse
+METHODS["to_sparse_coo"] = to_sparse
+METHODS["to_sparse_csr"] = to_sparse_csr
+METHODS["to_dense"] = _dense_to_dense
+METHODS["sparse_dim"] = lambda self: 0
+METHODS["dense_dim"] = lambda self: self.ndim
 _kernels.install()
