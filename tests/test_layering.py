@@ -12,12 +12,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "ember"
 
-# ops modules that still reach into nn (each with the reason); fixing one means removing
-# it here, and a new one fails test_ops_never_import_nn
-OPS_IMPORTING_NN = {
-    "ember.ops.internal": "grid_sampler's registry op is registered in nn/functional/_vision.py",
-    "ember.ops.aten_only": "the antialiased upsample kernels live in nn/functional/_antialias.py",
-}
 
 
 def _modules():
@@ -136,13 +130,86 @@ def test_ops_never_import_nn():
             nn = sorted(n for n in _imports(m, p, False) if n.startswith("ember.nn"))
             if nn:
                 bad[m] = nn
-    unexpected = sorted(set(bad) - set(OPS_IMPORTING_NN))
-    assert not unexpected, f"ops modules importing nn: { {m: bad[m] for m in unexpected} }"
-    fixed = sorted(m for m in OPS_IMPORTING_NN if m in MODULES and m not in bad)
-    assert not fixed, f"no longer import nn, remove from OPS_IMPORTING_NN: {fixed}"
+    assert not bad, f"ops modules importing nn: {bad}"
 
 
 def test_core_files_stay_under_1000_lines():
     long = {m: n for m, p in MODULES.items() if _is_core(m)
             and (n := len(p.read_text().splitlines())) >= 1000}
     assert not long, f"split these by concept: {long}"
+
+
+# ---------------------------------------------------------------- Tensor's method table
+
+def _tensor_class_body():
+    """Names the Tensor class body in ember/_tensor.py defines."""
+    tree = ast.parse((PKG / "_tensor.py").read_text())
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Tensor")
+    names = set()
+    for s in cls.body:
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(s.name)
+        elif isinstance(s, ast.Assign):
+            names.update(t.id for t in s.targets if isinstance(t, ast.Name))
+    return names
+
+
+def _assignments_to_tensor(path):
+    """(line, text) of every `Tensor.x = ...`, `setattr(Tensor, ...)` (also through an
+    alias such as `T = Tensor`) in one file."""
+    tree = ast.parse(path.read_text())
+    aliases = {"Tensor"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and \
+                node.value.id in aliases:
+            aliases.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    found = []
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        for t in targets:
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and \
+                    t.value.id in aliases:
+                found.append((node.lineno, ast.unparse(t)))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("setattr", "delattr") and node.args and \
+                isinstance(node.args[0], ast.Name) and node.args[0].id in aliases:
+            found.append((node.lineno, ast.unparse(node)[:60]))
+    return found
+
+
+def test_no_module_assigns_methods_to_tensor():
+    """Only ember/_tensor_methods.py installs Tensor's methods (fx's Patcher swaps some
+    for the length of a trace through its own setattr, which restores them)."""
+    bad = {}
+    for m, p in MODULES.items():
+        if m in ("ember._tensor_methods", "ember._tensor"):
+            continue
+        hits = _assignments_to_tensor(p)
+        if hits:
+            bad[m] = hits
+    assert not bad, f"declare these in ember/_tensor_methods.py's TABLE instead: {bad}"
+
+
+def test_the_assignment_check_finds_assignments(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("T = Tensor\nT.a = 1\nTensor.b = T.c = 2\nsetattr(T, 'd', 3)\nx.e = 4\n")
+    assert [line for line, _ in _assignments_to_tensor(src)] == [2, 3, 3, 4]
+
+
+def test_every_tensor_method_is_declared():
+    """Every attribute on Tensor is in the class body or the table, and is the function
+    the table names (nothing overwrote it after install)."""
+    import ember  # noqa: F401
+    from ember import _tensor_methods as TM
+    from ember._tensor import Tensor
+    declared = TM.declared()
+    body = _tensor_class_body()
+    python = {"__module__", "__dict__", "__weakref__", "__doc__", "__qualname__"}
+    attached = set(vars(Tensor)) - body - python - TM.ADDED
+    assert not attached - set(declared), f"undeclared: {sorted(attached - set(declared))}"
+    assert not set(declared) & body, f"in the class body and the table: {set(declared) & body}"
+    wrong = [n for n, (_, mod) in declared.items() if vars(Tensor).get(n) is not
+             TM._lookup(mod, n)]
+    assert not wrong, f"not the table's function: {wrong}"
+    assert len(declared) > 500

@@ -9,6 +9,7 @@ decomposition come from the ops it is made of.
 """
 from ._composite import decomp_kernel, decomp_meta, decomp_vjp
 from ._registry import register
+from .antialias import interpolate_aa
 
 __all__ = []
 
@@ -69,13 +70,11 @@ def _aa_size(input, output_size, scale_factors):
 
 def _upsample_bilinear2d_aa_vec(input, output_size, align_corners, scale_factors):
     """Antialiased bilinear resize (F.interpolate(mode='bilinear', antialias=True))."""
-    from ..nn.functional._antialias import interpolate_aa
     size, scales = _aa_size(input, output_size, scale_factors)
     return interpolate_aa(input, size, "bilinear", align_corners, scales)
 
 
 def _upsample_bilinear2d_aa(input, output_size, align_corners, scales_h=None, scales_w=None):
-    from ..nn.functional._antialias import interpolate_aa
     scales = None if scales_h is None or scales_w is None else [scales_h, scales_w]
     return interpolate_aa(input, [int(s) for s in output_size], "bilinear", align_corners,
                           scales)

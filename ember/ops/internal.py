@@ -9,8 +9,10 @@ nothing needs a kernel of its own.
 import math
 
 from .. import _dtype as D
+from .._dispatch import dispatch
 from .._tensor import _wrap_dim
 from ._elementwise import type_name
+from .grid_sampler import GRID_SAMPLER
 
 __all__ = ["_safe_softmax", "_softmax_backward_data", "_chunk_cat", "_unsafe_masked_index",
            "_unsafe_masked_index_put_accumulate", "segment_reduce", "grid_sampler",
@@ -177,8 +179,6 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
 def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
     """aten::grid_sampler: F.grid_sample with the modes as integers (bilinear 0, nearest 1,
     bicubic 2; zeros 0, border 1, reflection 2)."""
-    from .._dispatch import dispatch
-    from ..nn.functional._vision import GRID_SAMPLER
     return dispatch(GRID_SAMPLER, (input, grid, int(interpolation_mode), int(padding_mode),
                                    bool(align_corners)))
 

@@ -53,7 +53,7 @@ def aa_weights(in_size, out_size, mode, align_corners, scale_factor, np_dtype=np
 
 def interpolate_aa(input, output_size, mode, align_corners, scales):
     """Antialiased resize of a 4-d (N, C, H, W) float tensor to output_size (h, w)."""
-    from ...ops.creation import tensor
+    from .creation import tensor
     y = input.float() if input.dtype.itemsize == 2 else input
     finite = y._backend == "meta" or bool(y.detach().isfinite().all())   # fake: no data
     for k in range(2):
