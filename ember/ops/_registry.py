@@ -247,6 +247,8 @@ class OpDef:
                 if first is None:
                     first = a
                     backend = a._backend
+                elif a._backend != "cpu" and a._backend in ANY_POSITION:
+                    backend = a._backend    # e.g. a 2:4 sparse weight in linear(x, w)
                 uargs.append(a._data)
             elif isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
                 if first is None:
@@ -328,6 +330,9 @@ def _backend_kernel(op, backend, args):
 
 
 BACKENDS = {}     # backend name -> fallback runner(op, args), e.g. 'meta'
+# backends that take the call from any tensor position, not only the first (PyTorch picks
+# the highest dispatch key of all inputs): dense @ sparse-semi-structured
+ANY_POSITION = set()
 
 
 def run_meta(op, args, like=None):
