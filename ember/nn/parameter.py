@@ -20,6 +20,9 @@ class Parameter(Tensor):
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): data must be a Tensor, got {type(data).__name__}")
+        as_parameter = getattr(type(data), "_as_parameter", None)
+        if as_parameter is not None:    # a subclass that keeps its type (2:4 sparse weights)
+            return as_parameter(data, requires_grad)
         t = object.__new__(cls)
         t._data, t._dtype, t._storage = data._data, data._dtype, data._storage
         if data._backend != "cpu":
