@@ -18,12 +18,18 @@ from ._coo import (SparseCooTensor, SparseTensorBase, as_index, make_coo, mm_coo
 from ._csr import SparseCsrTensor, make_csr
 from . import _kernels
 from ._reduce_mm import sampled_addmm
+from . import _semi_structured, semi_structured  # noqa: F401
+from .semi_structured import (SparseSemiStructuredTensor,  # noqa: F401
+                              SparseSemiStructuredTensorCUSPARSELT,
+                              SparseSemiStructuredTensorCUTLASS, to_sparse_semi_structured)
 
 METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
 
 __all__ = ["mm", "addmm", "sampled_addmm", "sum", "softmax", "log_softmax", "spmm",
            "sparse_coo_tensor", "sparse_csr_tensor", "SparseCooTensor", "SparseCsrTensor",
-           "sparse_coo", "sparse_csr", "to_sparse"]
+           "sparse_coo", "sparse_csr", "to_sparse", "SparseSemiStructuredTensor",
+           "SparseSemiStructuredTensorCUTLASS", "SparseSemiStructuredTensorCUSPARSELT",
+           "to_sparse_semi_structured"]
 
 
 def _tensor_of(x, dtype=None):
@@ -239,3 +245,4 @@ METHODS["to_dense"] = _dense_to_dense
 METHODS["sparse_dim"] = lambda self: 0
 METHODS["dense_dim"] = lambda self: self.ndim
 _kernels.install()
+_semi_structured.install()

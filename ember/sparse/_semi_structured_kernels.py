@@ -1,0 +1,297 @@
+"""C kernels for 2:4 semi-structured sparse products on CPU (SparseSemiStructuredTensor).
+
+Note: the weight W (m, k) is stored as its kept values V (m, k/2) and one code byte per
+group of four columns (m, k/4): bits 0-1 and 2-3 are the positions of the two kept values.
+Only kept values are loaded and multiplied:
+
+    gather  y[n, i] = sum_g V[i, 2g] x[n, 4g + c0] + V[i, 2g+1] x[n, 4g + c1]   (x @ W^T)
+    scatter y[n, 4g + c] += V[i, .] x[n, i]                                      (x @ W)
+
+Both first copy x transposed into x^T (columns contiguous over the batch, padded to the
+batch tile BT, converted to the accumulator type: float for float32/bf16/fp16, int32 for
+int8), so each kept value multiplies BT contiguous inputs held in registers; the reduction
+dim is blocked (KB rows of x^T, one L1-sized block) and rows are split among OpenMP tasks.
+bf16/fp16 are computed in float32 and rounded once; int8 accumulates in int32 and wraps to
+int8 at the store (modular, so equal to PyTorch's dense int8 result). Without a C compiler
+`gather`/`scatter` run on NumPy over the same storage.
+"""
+import ctypes
+
+import numpy as np
+
+from .._inductor.native import load_native
+
+__all__ = ["gather", "scatter"]
+
+_SOURCE = r"""
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
+
+#define BT 64           /* batch tile: 4 zmm of float */
+#define KB 64           /* reduction block: KB rows of x^T (16 KiB of float) in L1 */
+#define RB 64           /* output rows per task */
+
+static inline float bf2f(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f;
+    memcpy(&f, &u, 4); return f; }
+static inline uint16_t f2bf(float f) { uint32_t u; memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
+    u += 0x7fffu + ((u >> 16) & 1u); return (uint16_t)(u >> 16); }
+static inline float h2f(uint16_t h) { _Float16 v; memcpy(&v, &h, 2); return (float)v; }
+static inline uint16_t f2h(float f) { _Float16 v = (_Float16)f; uint16_t h;
+    memcpy(&h, &v, 2); return h; }
+static inline int32_t i2i(int8_t v) { return v; }
+static inline int8_t i2b(int32_t v) { return (int8_t)(uint8_t)((uint32_t)v & 0xffu); }
+static inline float f2f(float v) { return v; }
+
+static inline int64_t ntiles(int64_t n) { return (n + BT - 1) / BT; }
+
+/* Tile-major x^T: xT[(t * K + c) * BT + j] = x[n * s0 + c * s1] with n = t * BT + j < N,
+   else 0; one tile's reduction block is then one contiguous run (no L1 set conflicts). */
+#define PACK(NAME, XT, ACC, CONV)                                                      \
+static void NAME(const XT* x, int64_t N, int64_t K, int64_t s0, int64_t s1, ACC* xT) {  \
+    int64_t nt = ntiles(N), nc = (K + 15) / 16;                                         \
+    _Pragma("omp parallel for schedule(static)")                                        \
+    for (int64_t task = 0; task < nt * nc; task++) {                                    \
+        int64_t t = task / nc, c0 = (task % nc) * 16, c1 = c0 + 16 < K ? c0 + 16 : K;   \
+        for (int64_t j0 = 0; j0 < BT; j0 += 16)                                         \
+            for (int64_t c = c0; c < c1; c++)                                           \
+                for (int64_t j = j0; j < j0 + 16; j++) {                                \
+                    int64_t n = t * BT + j;                                             \
+                    xT[(t * K + c) * BT + j] = n < N ? CONV(x[n * s0 + c * s1]) : (ACC)0; \
+                }                                                                       \
+    }                                                                                   \
+}
+
+PACK(pack_f32, float, float, f2f)
+PACK(pack_bf16, uint16_t, float, bf2f)
+PACK(pack_f16, uint16_t, float, h2f)
+PACK(pack_i8, int8_t, int32_t, i2i)
+
+/* One row's kept values of one reduction block, times its BT inputs, into acc[BT]. */
+#define ROW_GATHER_C(NAME, VT, ACC, VCONV)                                              \
+static inline void NAME(const VT* v, const uint8_t* code, int64_t ng, const ACC* xk,    \
+                        int64_t ld, ACC* acc) {                                         \
+    for (int64_t g = 0; g < ng; g++) {                                                  \
+        ACC w0 = VCONV(v[2 * g]), w1 = VCONV(v[2 * g + 1]);                             \
+        const ACC* x0 = xk + (4 * g + (code[g] & 3)) * ld;                              \
+        const ACC* x1 = xk + (4 * g + (code[g] >> 2)) * ld;                             \
+        for (int n = 0; n < BT; n++) acc[n] += w0 * x0[n] + w1 * x1[n];                 \
+    }                                                                                   \
+}
+
+#ifdef __AVX512F__
+#define ROW_GATHER_F(NAME, VT, VCONV)                                                   \
+static inline void NAME(const VT* v, const uint8_t* code, int64_t ng, const float* xk,  \
+                        int64_t ld, float* acc) {                                       \
+    __m512 a0 = _mm512_loadu_ps(acc), a1 = _mm512_loadu_ps(acc + 16);                   \
+    __m512 a2 = _mm512_loadu_ps(acc + 32), a3 = _mm512_loadu_ps(acc + 48);              \
+    __m512 b0 = _mm512_setzero_ps(), b1 = b0, b2 = b0, b3 = b0;                         \
+    for (int64_t g = 0; g < ng; g++) {                                                  \
+        __m512 w0 = _mm512_set1_ps(VCONV(v[2 * g])), w1 = _mm512_set1_ps(VCONV(v[2 * g + 1])); \
+        const float* x0 = xk + (4 * g + (code[g] & 3)) * ld;                            \
+        const float* x1 = xk + (4 * g + (code[g] >> 2)) * ld;                           \
+        a0 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x0), a0);                              \
+        a1 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x0 + 16), a1);                         \
+        a2 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x0 + 32), a2);                         \
+        a3 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x0 + 48), a3);                         \
+        b0 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x1), b0);                              \
+        b1 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x1 + 16), b1);                         \
+        b2 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x1 + 32), b2);                         \
+        b3 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x1 + 48), b3);                         \
+    }                                                                                   \
+    _mm512_storeu_ps(acc, _mm512_add_ps(a0, b0));                                       \
+    _mm512_storeu_ps(acc + 16, _mm512_add_ps(a1, b1));                                  \
+    _mm512_storeu_ps(acc + 32, _mm512_add_ps(a2, b2));                                  \
+    _mm512_storeu_ps(acc + 48, _mm512_add_ps(a3, b3));                                  \
+}
+ROW_GATHER_F(row_f32, float, f2f)
+ROW_GATHER_F(row_bf16, uint16_t, bf2f)
+ROW_GATHER_F(row_f16, uint16_t, h2f)
+#else
+ROW_GATHER_C(row_f32, float, float, f2f)
+ROW_GATHER_C(row_bf16, uint16_t, float, bf2f)
+ROW_GATHER_C(row_f16, uint16_t, float, h2f)
+#endif
+ROW_GATHER_C(row_i8, int8_t, int32_t, i2i)
+
+/* y[n * ys0 + i * ys1] = sum over kept (i, c) V x[n, c] (+ bias[i]): y = x @ W^T. */
+#define GATHER(NAME, VT, XT, OT, ACC, PACKF, ROWF, OCONV)                               \
+int NAME(const VT* vals, const uint8_t* meta, int64_t M, int64_t K, const XT* x,        \
+         int64_t N, int64_t xs0, int64_t xs1, const ACC* bias, OT* y, int64_t ys0,      \
+         int64_t ys1) {                                                                 \
+    int64_t ld = ntiles(N) * BT, nt = ntiles(N), nr = (M + RB - 1) / RB;                \
+    ACC* xT = (ACC*)aligned_alloc(64, (size_t)(K * ld * sizeof(ACC) + 64));             \
+    if (!xT) return 1;                                                                  \
+    PACKF(x, N, K, xs0, xs1, xT);                                                   \
+    _Pragma("omp parallel")                                                             \
+    {                                                                                   \
+        ACC* buf = (ACC*)aligned_alloc(64, RB * BT * sizeof(ACC));                      \
+        _Pragma("omp for schedule(dynamic, 1)")                                         \
+        for (int64_t task = 0; task < nr * nt; task++) {                                \
+            int64_t r0 = (task / nt) * RB, t0 = (task % nt) * BT;                       \
+            int64_t r1 = r0 + RB < M ? r0 + RB : M;                                     \
+            memset(buf, 0, RB * BT * sizeof(ACC));                                      \
+            for (int64_t k0 = 0; k0 < K; k0 += KB) {                                    \
+                int64_t ng = ((k0 + KB < K ? k0 + KB : K) - k0) / 4;                    \
+                const ACC* xk = xT + ((task % nt) * K + k0) * BT;                       \
+                for (int64_t i = r0; i < r1; i++)                                       \
+                    ROWF(vals + i * (K / 2) + k0 / 2, meta + i * (K / 4) + k0 / 4, ng,  \
+                         xk, BT, buf + (i - r0) * BT);                                  \
+            }                                                                           \
+            int64_t n1 = t0 + BT < N ? t0 + BT : N;                                     \
+            for (int64_t n = t0; n < n1; n++)                                           \
+                for (int64_t i = r0; i < r1; i++)                                       \
+                    y[n * ys0 + i * ys1] = OCONV(buf[(i - r0) * BT + (n - t0)]          \
+                                                 + (bias ? bias[i] : (ACC)0));          \
+        }                                                                               \
+        free(buf);                                                                      \
+    }                                                                                   \
+    free(xT);                                                                           \
+    return 0;                                                                           \
+}
+
+GATHER(ss_gather_f32, float, float, float, float, pack_f32, row_f32, f2f)
+GATHER(ss_gather_bf16, uint16_t, uint16_t, uint16_t, float, pack_bf16, row_bf16, f2bf)
+GATHER(ss_gather_f16, uint16_t, uint16_t, uint16_t, float, pack_f16, row_f16, f2h)
+GATHER(ss_gather_i8, int8_t, int8_t, int8_t, int32_t, pack_i8, row_i8, i2b)
+
+/* y[n * ys0 + c * ys1] = sum over kept (i, c) V x[n, i]: y = x @ W (x has M columns). */
+#define SCATTER(NAME, VT, XT, OT, ACC, PACKF, VCONV, OCONV)                             \
+int NAME(const VT* vals, const uint8_t* meta, int64_t M, int64_t K, const XT* x,        \
+         int64_t N, int64_t xs0, int64_t xs1, OT* y, int64_t ys0, int64_t ys1) {        \
+    int64_t ld = ntiles(N) * BT, nt = ntiles(N), nc = (K + KB - 1) / KB;                \
+    ACC* xT = (ACC*)aligned_alloc(64, (size_t)(M * ld * sizeof(ACC) + 64));             \
+    if (!xT) return 1;                                                                  \
+    PACKF(x, N, M, xs0, xs1, xT);                                                   \
+    _Pragma("omp parallel")                                                             \
+    {                                                                                   \
+        ACC* buf = (ACC*)aligned_alloc(64, KB * BT * sizeof(ACC));                      \
+        _Pragma("omp for schedule(dynamic, 1)")                                         \
+        for (int64_t task = 0; task < nc * nt; task++) {                                \
+            int64_t k0 = (task / nt) * KB, t0 = (task % nt) * BT;                       \
+            int64_t k1 = k0 + KB < K ? k0 + KB : K, ng = (k1 - k0) / 4;                 \
+            memset(buf, 0, KB * BT * sizeof(ACC));                                      \
+            for (int64_t i = 0; i < M; i++) {                                           \
+                const ACC* xi = xT + ((task % nt) * M + i) * BT;                        \
+                const VT* v = vals + i * (K / 2) + k0 / 2;                              \
+                const uint8_t* code = meta + i * (K / 4) + k0 / 4;                      \
+                for (int64_t g = 0; g < ng; g++) {                                      \
+                    ACC w0 = VCONV(v[2 * g]), w1 = VCONV(v[2 * g + 1]);                 \
+                    ACC* o0 = buf + (4 * g + (code[g] & 3)) * BT;                       \
+                    ACC* o1 = buf + (4 * g + (code[g] >> 2)) * BT;                      \
+                    for (int n = 0; n < BT; n++) o0[n] += w0 * xi[n];                   \
+                    for (int n = 0; n < BT; n++) o1[n] += w1 * xi[n];                   \
+                }                                                                       \
+            }                                                                           \
+            int64_t n1 = t0 + BT < N ? t0 + BT : N;                                     \
+            for (int64_t n = t0; n < n1; n++)                                           \
+                for (int64_t c = k0; c < k1; c++)                                       \
+                    y[n * ys0 + c * ys1] = OCONV(buf[(c - k0) * BT + (n - t0)]);        \
+        }                                                                               \
+        free(buf);                                                                      \
+    }                                                                                   \
+    free(xT);                                                                           \
+    return 0;                                                                           \
+}
+
+SCATTER(ss_scatter_f32, float, float, float, float, pack_f32, f2f, f2f)
+SCATTER(ss_scatter_bf16, uint16_t, uint16_t, uint16_t, float, pack_bf16, bf2f, f2bf)
+SCATTER(ss_scatter_f16, uint16_t, uint16_t, uint16_t, float, pack_f16, h2f, f2h)
+SCATTER(ss_scatter_i8, int8_t, int8_t, int8_t, int32_t, pack_i8, i2i, i2b)
+"""
+
+_SUFFIX = {"float32": "f32", "bfloat16": "bf16", "float16": "f16", "int8": "i8"}
+_P = ctypes.c_void_p
+_I = ctypes.c_int64
+
+
+def _lib():
+    lib = load_native("2:4 semi-structured sparse", _SOURCE)
+    if lib is not None and not getattr(lib, "_ss_typed", False):
+        for s in _SUFFIX.values():
+            f = getattr(lib, f"ss_gather_{s}")
+            f.argtypes = [_P, _P, _I, _I, _P, _I, _I, _I, _P, _P, _I, _I]
+            f.restype = ctypes.c_int
+            f = getattr(lib, f"ss_scatter_{s}")
+            f.argtypes = [_P, _P, _I, _I, _P, _I, _I, _I, _P, _I, _I]
+            f.restype = ctypes.c_int
+        lib._ss_typed = True
+    return lib
+
+
+def _acc_dtype(dtype):
+    return np.int32 if dtype == np.int8 else np.float32
+
+
+def _strides(a):
+    return tuple(s // a.itemsize for s in a.strides)
+
+
+def _check(rc, what):
+    if rc:
+        raise MemoryError(f"{what}: could not allocate the packed input")
+
+
+def gather(vals, meta, x, bias=None):
+    """x (N, k) @ W^T -> (N, m), W the (m, k) 2:4 matrix of `vals` (m, k/2) / `meta`
+    (m, k/4); bias (m,) in the accumulator dtype (float32, or int32 for int8) or None."""
+    m, k = vals.shape[0], vals.shape[1] * 2
+    n = x.shape[0]
+    y = np.empty((n, m), vals.dtype)
+    lib = _lib()
+    if lib is None or n == 0 or m == 0 or k == 0:
+        return _gather_numpy(vals, meta, x, bias, y)
+    xs0, xs1 = _strides(x)
+    fn = getattr(lib, f"ss_gather_{_SUFFIX[vals.dtype.name]}")
+    _check(fn(vals.ctypes.data, meta.ctypes.data, m, k, x.ctypes.data, n, xs0, xs1,
+              None if bias is None else bias.ctypes.data, y.ctypes.data, m, 1),
+           "semi-structured mm")
+    return y
+
+
+def scatter(vals, meta, x):
+    """x (N, m) @ W -> (N, k), with W the (m, k) 2:4 matrix of `vals` / `meta`."""
+    m, k = vals.shape[0], vals.shape[1] * 2
+    n = x.shape[0]
+    y = np.empty((n, k), vals.dtype)
+    lib = _lib()
+    if lib is None or n == 0 or m == 0 or k == 0:
+        return _scatter_numpy(vals, meta, x, y)
+    xs0, xs1 = _strides(x)
+    fn = getattr(lib, f"ss_scatter_{_SUFFIX[vals.dtype.name]}")
+    _check(fn(vals.ctypes.data, meta.ctypes.data, m, k, x.ctypes.data, n, xs0, xs1,
+              y.ctypes.data, k, 1), "semi-structured mm")
+    return y
+
+
+def columns(meta):
+    """(m, k/2) column index of each kept value, from the (m, k/4) codes."""
+    base = 4 * np.arange(meta.shape[1], dtype=np.int64)
+    c0 = base + (meta & 3).astype(np.int64)
+    c1 = base + (meta >> 2).astype(np.int64)
+    return np.stack([c0, c1], axis=-1).reshape(meta.shape[0], -1)
+
+
+def _gather_numpy(vals, meta, x, bias, y):
+    acc = _acc_dtype(vals.dtype)
+    xa = np.asarray(x, acc)
+    cols = columns(meta)
+    out = np.einsum("mj,nmj->nm", vals.astype(acc), xa[:, cols]) if xa.size and cols.size \
+        else np.zeros((x.shape[0], vals.shape[0]), acc)
+    if bias is not None:
+        out = out + bias
+    y[...] = out.astype(y.dtype) if acc is np.float32 else out.astype(np.int8)
+    return y
+
+
+def _scatter_numpy(vals, meta, x, y):
+    acc = _acc_dtype(vals.dtype)
+    m, h = vals.shape
+    dense = np.zeros((m, 2 * h), acc)
+    np.put_along_axis(dense, columns(meta), vals.astype(acc), axis=1)
+    y[...] = (np.asarray(x, acc) @ dense).astype(y.dtype)
+    return y
