@@ -38,3 +38,21 @@ SAMPLES = {
         lambda x: QD.choose_qparams_symmetric.tensor(x, -128, 127, 1e-5, ember.int8), [_x()]),
 }
 NON_DIFFERENTIABLE = set(SAMPLES)
+
+# aten's fake-quant ops (ember/ops/fake_quantize.py): float64 inputs, so gradcheck runs
+# their straight-through gradient — which is not the (zero almost everywhere) derivative
+# finite differences measure
+SAMPLES.update({
+    "fake_quantize_per_tensor_affine": lambda: (
+        lambda x: ember.fake_quantize_per_tensor_affine(x, 0.1, 3, -10, 10), [t(2, 3) * 2]),
+    "fake_quantize_per_tensor_affine_tensor_qparams": lambda: (
+        lambda x, s, z: ember.fake_quantize_per_tensor_affine(x, s, z, 0, 255),
+        [t(2, 3), ember.tensor([0.05]), ember.tensor([100], dtype=ember.int32)]),
+    "fake_quantize_per_channel_affine": lambda: (
+        lambda x, s, z: ember.fake_quantize_per_channel_affine(x, s, z, 1, -8, 7),
+        [t(2, 3), ember.tensor([0.1, 0.2, 0.05]), ember.tensor([0, 1, -1], dtype=ember.int32)]),
+})
+NO_GRADCHECK = {n: "straight-through estimator: the gradient is the in-range mask"
+                for n in ("fake_quantize_per_tensor_affine",
+                          "fake_quantize_per_tensor_affine_tensor_qparams",
+                          "fake_quantize_per_channel_affine")}
