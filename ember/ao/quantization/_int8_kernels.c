@@ -1,0 +1,386 @@
+/* ember int8 kernels: u8 x s8 -> int32 GEMM (AVX-512 VNNI when the CPU has it), im2col into
+   the GEMM's packed layout, a direct depthwise conv, and per-channel requantization.
+
+   out[oc, col] = requant(sum_k (a[k, col] - za) * w[oc, k])
+   requant(acc) = clamp(rne((acc * sa * sw[oc] + bias[oc]) / so) + zo, qmin, qmax)
+   (fp32 output: acc * sa * sw[oc] + bias[oc], clamped to [lo, hi] by a relu/hardtanh).
+
+   Layout. The activations (u8) are packed in panels of NR = 64 columns:
+   pk[((panel * KG + g) * 64 + j) * 4 + b] = a[4 g + b, panel * 64 + j], KG = Kp / 4.
+   The weights stay row-major [OC][Kp]; four weight bytes are broadcast against 64 bytes of
+   one panel row group, so one vpdpbusd does 16 columns x 4 k. sum_k (a - za) w is computed
+   as sum_k a w - za * sum_k w: the weight row sums are computed once per call. s8
+   activations become u8 by adding 128 (xor 0x80) with za + 128. Padding (k beyond K,
+   columns beyond the count, conv borders) holds za, so it adds nothing after correction. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#if defined(__AVX512VNNI__) || defined(__AVX512BW__)
+#include <immintrin.h>
+#endif
+
+#define NR 64
+#define MR 6
+
+typedef struct {
+    const float *mult;      /* per output channel: sa * sw[oc] */
+    const float *bias;      /* per output channel, or NULL */
+    float inv_so;           /* 1 / output scale */
+    int32_t zo, qmin, qmax; /* output zero point and clamp range (relu: qmin >= zo) */
+    int32_t kind;           /* 0: uint8, 1: int8, 2: float32 */
+    float lo, hi;           /* float output only: the post op's clamp (relu: 0, inf) */
+} em_requant;
+
+static inline float em_real(const em_requant *q, int64_t oc, int32_t acc) {
+    float v = (float)acc * q->mult[oc];
+    if (q->bias) v += q->bias[oc];
+    return v;
+}
+
+static inline void em_store1(const em_requant *q, int64_t oc, int32_t acc, void *out, int64_t i) {
+    float v = em_real(q, oc, acc);
+    if (q->kind == 2) {
+        ((float *)out)[i] = v < q->lo ? q->lo : (v > q->hi ? q->hi : v);
+        return;
+    }
+    int32_t r = (int32_t)nearbyintf(v * q->inv_so) + q->zo;
+    r = r < q->qmin ? q->qmin : (r > q->qmax ? q->qmax : r);
+    if (q->kind == 0) ((uint8_t *)out)[i] = (uint8_t)r;
+    else ((int8_t *)out)[i] = (int8_t)r;
+}
+
+/* Row sums of the (padded) weight rows: sum_k w[oc, k]. */
+void em_q_wsum(const int8_t *w, int64_t oc, int64_t kp, int32_t *out) {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < oc; r++) {
+        int32_t s = 0;
+        const int8_t *p = w + r * kp;
+        for (int64_t k = 0; k < kp; k++) s += p[k];
+        out[r] = s;
+    }
+}
+
+/* Four rows of 64 bytes (k = 4g .. 4g + 3 of 64 columns) -> the panel's 4-byte groups. */
+static inline void em_interleave4(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2,
+                                  const uint8_t *r3, uint8_t *dst) {
+#ifdef __AVX512BW__
+    __m512i a = _mm512_loadu_si512(r0), b = _mm512_loadu_si512(r1);
+    __m512i c = _mm512_loadu_si512(r2), d = _mm512_loadu_si512(r3);
+    __m512i ablo = _mm512_unpacklo_epi8(a, b), abhi = _mm512_unpackhi_epi8(a, b);
+    __m512i cdlo = _mm512_unpacklo_epi8(c, d), cdhi = _mm512_unpackhi_epi8(c, d);
+    __m512i q[4] = {_mm512_unpacklo_epi16(ablo, cdlo), _mm512_unpackhi_epi16(ablo, cdlo),
+                    _mm512_unpacklo_epi16(abhi, cdhi), _mm512_unpackhi_epi16(abhi, cdhi)};
+    /* 128-bit lane L of q[m] holds columns 16 L + 4 m .. + 3 */
+    for (int m = 0; m < 4; m++) {
+        _mm_storeu_si128((__m128i *)(dst + (0 + 4 * m) * 4), _mm512_extracti32x4_epi32(q[m], 0));
+        _mm_storeu_si128((__m128i *)(dst + (16 + 4 * m) * 4), _mm512_extracti32x4_epi32(q[m], 1));
+        _mm_storeu_si128((__m128i *)(dst + (32 + 4 * m) * 4), _mm512_extracti32x4_epi32(q[m], 2));
+        _mm_storeu_si128((__m128i *)(dst + (48 + 4 * m) * 4), _mm512_extracti32x4_epi32(q[m], 3));
+    }
+#else
+    for (int j = 0; j < NR; j++) {
+        dst[4 * j] = r0[j];
+        dst[4 * j + 1] = r1[j];
+        dst[4 * j + 2] = r2[j];
+        dst[4 * j + 3] = r3[j];
+    }
+#endif
+}
+
+/* im2col of xp (N, C, Hp, Wp), already padded with the fill value, into packed panels:
+   k = (c * KH + kh) * KW + kw (channels c0 .. c0 + cg - 1), column = (n * OH + oh) * OW + ow.
+   Per panel, rows of 64 columns are gathered as runs of consecutive sources (memcpy when
+   the stride is 1), then interleaved into 4-byte groups. */
+void em_q_im2col(const uint8_t *xp, int64_t n_, int64_t c_, int64_t hp, int64_t wp,
+                 int64_t c0, int64_t cg, int64_t kh_, int64_t kw_, int64_t sh, int64_t sw,
+                 int64_t dh, int64_t dw, int64_t oh_, int64_t ow_, int32_t fill, uint8_t *pk,
+                 int64_t kp) {
+    const int64_t cols = n_ * oh_ * ow_, npanel = (cols + NR - 1) / NR, kg = kp / 4;
+    const int64_t k = cg * kh_ * kw_;
+    #pragma omp parallel
+    {
+        uint8_t *rows = (uint8_t *)malloc((size_t)kp * NR);
+        int64_t rj[NR], rlen[NR], rsrc[NR];
+        #pragma omp for schedule(static)
+        for (int64_t p = 0; p < npanel; p++) {
+            int64_t nrun = 0, ncol = cols - p * NR < NR ? cols - p * NR : NR;
+            for (int64_t j = 0; j < ncol; j++) {
+                int64_t col = p * NR + j, ow = col % ow_, t = col / ow_;
+                int64_t src = ((t / oh_) * c_ + c0) * hp * wp + (t % oh_) * sh * wp + ow * sw;
+                if (nrun && rj[nrun - 1] + rlen[nrun - 1] == j
+                        && rsrc[nrun - 1] + rlen[nrun - 1] * sw == src) {
+                    rlen[nrun - 1]++;
+                } else {
+                    rj[nrun] = j; rlen[nrun] = 1; rsrc[nrun] = src; nrun++;
+                }
+            }
+            int64_t kk = 0;
+            for (int64_t c = 0; c < cg; c++)
+                for (int64_t a = 0; a < kh_; a++)
+                    for (int64_t b = 0; b < kw_; b++, kk++) {
+                        uint8_t *row = rows + kk * NR;
+                        const uint8_t *base = xp + c * hp * wp + a * dh * wp + b * dw;
+                        for (int64_t r = 0; r < nrun; r++) {
+                            const uint8_t *s = base + rsrc[r];
+#ifdef __AVX512BW__
+                            if (sw == 1 && rlen[r] <= 64) {
+                                __mmask64 mk = rlen[r] == 64 ? ~0ULL : (1ULL << rlen[r]) - 1;
+                                _mm512_mask_storeu_epi8(row + rj[r], mk,
+                                                        _mm512_maskz_loadu_epi8(mk, s));
+                            } else
+#endif
+                            if (sw == 1) memcpy(row + rj[r], s, (size_t)rlen[r]);
+                            else for (int64_t i = 0; i < rlen[r]; i++) row[rj[r] + i] = s[i * sw];
+                        }
+                        if (ncol < NR) memset(row + ncol, fill, (size_t)(NR - ncol));
+                    }
+            if (kp > k) memset(rows + k * NR, fill, (size_t)((kp - k) * NR));
+            uint8_t *dst = pk + p * kg * NR * 4;
+            for (int64_t g = 0; g < kg; g++) {
+                const uint8_t *r0 = rows + 4 * g * NR;
+                em_interleave4(r0, r0 + NR, r0 + 2 * NR, r0 + 3 * NR, dst + g * NR * 4);
+            }
+        }
+        free(rows);
+    }
+}
+
+/* A linear layer's input (M, K) as packed panels: row m is column m, its 4-byte groups
+   are copied as they are (k beyond K and rows beyond M hold the fill value). */
+void em_q_pack_rows(const uint8_t *x, int64_t m_, int64_t k, int32_t fill, int32_t flip,
+                    uint8_t *pk, int64_t kp) {
+    const int64_t npanel = (m_ + NR - 1) / NR, kg = kp / 4;
+    const uint8_t f = (uint8_t)fill, x8 = flip ? 0x80 : 0;
+    #pragma omp parallel for schedule(static)
+    for (int64_t p = 0; p < npanel; p++) {
+        uint8_t *dst = pk + p * kg * NR * 4;
+        for (int64_t j = 0; j < NR; j++) {
+            int64_t m = p * NR + j;
+            const uint8_t *src = x + m * k;
+            for (int64_t kk = 0; kk < kp; kk++)
+                dst[((kk >> 2) * NR + j) * 4 + (kk & 3)] =
+                    (m < m_ && kk < k) ? (uint8_t)(src[kk] ^ x8) : f;
+        }
+    }
+}
+
+/* xp = x with a border of `fill` (ph rows, pw columns), int8 bits shifted to uint8. */
+void em_q_pad(const uint8_t *x, int64_t planes, int64_t h_, int64_t w_, int64_t ph,
+              int64_t pw, int32_t fill, int32_t flip, uint8_t *xp) {
+    const int64_t hp = h_ + 2 * ph, wp = w_ + 2 * pw;
+    const uint8_t x8 = flip ? 0x80 : 0;
+    #pragma omp parallel for schedule(static)
+    for (int64_t q = 0; q < planes; q++) {
+        uint8_t *d = xp + q * hp * wp;
+        const uint8_t *s = x + q * h_ * w_;
+        memset(d, fill, (size_t)(ph * wp));
+        memset(d + (ph + h_) * wp, fill, (size_t)(ph * wp));
+        for (int64_t i = 0; i < h_; i++) {
+            uint8_t *dr = d + (ph + i) * wp;
+            memset(dr, fill, (size_t)pw);
+            memset(dr + pw + w_, fill, (size_t)pw);
+            for (int64_t j = 0; j < w_; j++) dr[pw + j] = s[i * w_ + j] ^ x8;
+        }
+    }
+}
+
+/* Where (oc, col) lives in the output: (n, oc, p) of an (N, OCtot, P) array. */
+static inline int64_t em_out_index(int64_t oc, int64_t col, int64_t p_, int64_t octot) {
+    return (col / p_) * octot * p_ + oc * p_ + col % p_;
+}
+
+#ifdef __AVX512VNNI__
+/* Requantize and store 16 columns (col0 ..) of output channel oc from int32 sums. */
+static inline void em_store16(__m512i acc, const int32_t *off, int64_t oc, int64_t goc,
+                              int64_t c, int64_t cols, const em_requant *q, void *out,
+                              int64_t p_, int64_t octot) {
+    if (c >= cols) return;
+    int64_t nval = cols - c < 16 ? cols - c : 16;
+    __m512i a = _mm512_sub_epi32(acc, _mm512_set1_epi32(off[oc]));
+    if ((p_ & 15) == 0) {       /* 16 aligned columns never cross an image boundary */
+        __mmask16 mk = (__mmask16)((1u << nval) - 1u);
+        __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), _mm512_set1_ps(q->mult[oc]),
+                                   _mm512_set1_ps(q->bias ? q->bias[oc] : 0.f));
+        int64_t i = em_out_index(goc, c, p_, octot);
+        if (q->kind == 2) {
+            v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(q->lo)), _mm512_set1_ps(q->hi));
+            _mm512_mask_storeu_ps((float *)out + i, mk, v);
+        } else {
+            __m512i t = _mm512_cvtps_epi32(_mm512_mul_ps(v, _mm512_set1_ps(q->inv_so)));
+            t = _mm512_add_epi32(t, _mm512_set1_epi32(q->zo));
+            t = _mm512_max_epi32(t, _mm512_set1_epi32(q->qmin));
+            t = _mm512_min_epi32(t, _mm512_set1_epi32(q->qmax));
+            _mm512_mask_cvtepi32_storeu_epi8((int8_t *)out + i, mk, t);
+        }
+        return;
+    }
+    int32_t s[16];
+    _mm512_storeu_si512(s, a);
+    for (int64_t j = 0; j < nval; j++)
+        em_store1(q, oc, s[j], out, em_out_index(goc, c + j, p_, octot));
+}
+
+/* MR (= 6) rows x 64 columns, all in registers: per 4-byte k group, 4 panel loads and
+   6 weight broadcasts feed 24 vpdpbusd. Rows past the end repeat the last row (not stored). */
+#define EM_ROW_DECL(r) __m512i c##r##0 = z, c##r##1 = z, c##r##2 = z, c##r##3 = z; \
+    const int8_t *w##r = w + (oc0 + (r < mr ? r : mr - 1)) * kp;
+#define EM_ROW_STEP(r) { int32_t v_; memcpy(&v_, w##r + 4 * g, 4); \
+    __m512i b_ = _mm512_set1_epi32(v_); \
+    c##r##0 = _mm512_dpbusd_epi32(c##r##0, a0, b_); c##r##1 = _mm512_dpbusd_epi32(c##r##1, a1, b_); \
+    c##r##2 = _mm512_dpbusd_epi32(c##r##2, a2, b_); c##r##3 = _mm512_dpbusd_epi32(c##r##3, a3, b_); }
+#define EM_ROW_STORE(r) if (r < mr) { \
+    em_store16(c##r##0, off, oc0 + r, ocbase + oc0 + r, col0, cols, q, out, p_, octot); \
+    em_store16(c##r##1, off, oc0 + r, ocbase + oc0 + r, col0 + 16, cols, q, out, p_, octot); \
+    em_store16(c##r##2, off, oc0 + r, ocbase + oc0 + r, col0 + 32, cols, q, out, p_, octot); \
+    em_store16(c##r##3, off, oc0 + r, ocbase + oc0 + r, col0 + 48, cols, q, out, p_, octot); }
+
+static void em_tile(int64_t mr, const int8_t *w, int64_t kp, const uint8_t *pk, int64_t kg,
+                    const int32_t *off, int64_t oc0, int64_t col0, int64_t cols,
+                    const em_requant *q, void *out, int64_t p_, int64_t octot, int64_t ocbase) {
+    const __m512i z = _mm512_setzero_si512();
+    EM_ROW_DECL(0) EM_ROW_DECL(1) EM_ROW_DECL(2) EM_ROW_DECL(3) EM_ROW_DECL(4) EM_ROW_DECL(5)
+    for (int64_t g = 0; g < kg; g++) {
+        const uint8_t *pp = pk + g * NR * 4;
+        __m512i a0 = _mm512_loadu_si512(pp), a1 = _mm512_loadu_si512(pp + 64);
+        __m512i a2 = _mm512_loadu_si512(pp + 128), a3 = _mm512_loadu_si512(pp + 192);
+        EM_ROW_STEP(0) EM_ROW_STEP(1) EM_ROW_STEP(2) EM_ROW_STEP(3) EM_ROW_STEP(4) EM_ROW_STEP(5)
+    }
+    EM_ROW_STORE(0) EM_ROW_STORE(1) EM_ROW_STORE(2) EM_ROW_STORE(3) EM_ROW_STORE(4)
+    EM_ROW_STORE(5)
+}
+
+/* The narrow tile for panels of at most 32 columns (late conv layers, small-batch linear):
+   12 rows x 32 columns, so no vpdpbusd works on padding. */
+#define EM_NROW_DECL(r) __m512i c##r##0 = z, c##r##1 = z; \
+    const int8_t *w##r = w + (oc0 + (r < mr ? r : mr - 1)) * kp;
+#define EM_NROW_STEP(r) { int32_t v_; memcpy(&v_, w##r + 4 * g, 4); \
+    __m512i b_ = _mm512_set1_epi32(v_); \
+    c##r##0 = _mm512_dpbusd_epi32(c##r##0, a0, b_); c##r##1 = _mm512_dpbusd_epi32(c##r##1, a1, b_); }
+#define EM_NROW_STORE(r) if (r < mr) { \
+    em_store16(c##r##0, off, oc0 + r, ocbase + oc0 + r, col0, cols, q, out, p_, octot); \
+    em_store16(c##r##1, off, oc0 + r, ocbase + oc0 + r, col0 + 16, cols, q, out, p_, octot); }
+
+static void em_tile_narrow(int64_t mr, const int8_t *w, int64_t kp, const uint8_t *pk,
+                           int64_t kg, const int32_t *off, int64_t oc0, int64_t col0,
+                           int64_t cols, const em_requant *q, void *out, int64_t p_,
+                           int64_t octot, int64_t ocbase) {
+    const __m512i z = _mm512_setzero_si512();
+    EM_NROW_DECL(0) EM_NROW_DECL(1) EM_NROW_DECL(2) EM_NROW_DECL(3) EM_NROW_DECL(4)
+    EM_NROW_DECL(5) EM_NROW_DECL(6) EM_NROW_DECL(7) EM_NROW_DECL(8) EM_NROW_DECL(9)
+    EM_NROW_DECL(10) EM_NROW_DECL(11)
+    for (int64_t g = 0; g < kg; g++) {
+        const uint8_t *pp = pk + g * NR * 4;
+        __m512i a0 = _mm512_loadu_si512(pp), a1 = _mm512_loadu_si512(pp + 64);
+        EM_NROW_STEP(0) EM_NROW_STEP(1) EM_NROW_STEP(2) EM_NROW_STEP(3) EM_NROW_STEP(4)
+        EM_NROW_STEP(5) EM_NROW_STEP(6) EM_NROW_STEP(7) EM_NROW_STEP(8) EM_NROW_STEP(9)
+        EM_NROW_STEP(10) EM_NROW_STEP(11)
+    }
+    EM_NROW_STORE(0) EM_NROW_STORE(1) EM_NROW_STORE(2) EM_NROW_STORE(3) EM_NROW_STORE(4)
+    EM_NROW_STORE(5) EM_NROW_STORE(6) EM_NROW_STORE(7) EM_NROW_STORE(8) EM_NROW_STORE(9)
+    EM_NROW_STORE(10) EM_NROW_STORE(11)
+}
+#endif
+
+#ifndef __AVX512VNNI__
+static void em_tile_c(int mr, const int8_t *w, int64_t kp, const uint8_t *pk, int64_t kg,
+                      const int32_t *off, int64_t oc0, int64_t col0, int64_t cols,
+                      const em_requant *q, void *out, int64_t p_, int64_t octot, int64_t ocbase) {
+    for (int r = 0; r < mr; r++) {
+        int32_t acc[NR];
+        for (int j = 0; j < NR; j++) acc[j] = 0;
+        const int8_t *wr = w + (oc0 + r) * kp;
+        for (int64_t g = 0; g < kg; g++) {
+            const uint8_t *pp = pk + g * NR * 4;
+            int32_t w0 = wr[4 * g], w1 = wr[4 * g + 1], w2 = wr[4 * g + 2], w3 = wr[4 * g + 3];
+            for (int j = 0; j < NR; j++)
+                acc[j] += pp[4 * j] * w0 + pp[4 * j + 1] * w1 + pp[4 * j + 2] * w2
+                          + pp[4 * j + 3] * w3;
+        }
+        int64_t oc = oc0 + r;
+        for (int j = 0; j < NR && col0 + j < cols; j++)
+            em_store1(q, oc, acc[j] - off[oc], out,
+                      em_out_index(ocbase + oc, col0 + j, p_, octot));
+    }
+}
+
+#endif
+
+/* out(N, octot, P)[:, ocbase + oc, :] = requant(w (oc_, kp) @ packed columns - off). */
+void em_q_gemm(const int8_t *w, int64_t oc_, int64_t kp, const uint8_t *pk, int64_t cols,
+               const int32_t *off, const float *mult, const float *bias, float inv_so,
+               int32_t zo, int32_t qmin, int32_t qmax, int32_t kind, float lo, float hi, void *out,
+               int64_t p_, int64_t octot, int64_t ocbase) {
+    em_requant q = {mult, bias, inv_so, zo, qmin, qmax, kind, lo, hi};
+    const int64_t npanel = (cols + NR - 1) / NR, kg = kp / 4;
+#ifdef __AVX512VNNI__
+    if (cols <= 32) {
+        const int64_t nrow = (oc_ + 11) / 12;
+        #pragma omp parallel for schedule(static)
+        for (int64_t rb = 0; rb < nrow; rb++) {
+            int64_t oc0 = rb * 12, mr = oc_ - oc0 < 12 ? oc_ - oc0 : 12;
+            em_tile_narrow(mr, w, kp, pk, kg, off, oc0, 0, cols, &q, out, p_, octot, ocbase);
+        }
+        return;
+    }
+#endif
+    const int64_t nrow = (oc_ + MR - 1) / MR;
+    #pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t p = 0; p < npanel; p++) {
+        for (int64_t rb = 0; rb < nrow; rb++) {
+            const uint8_t *pp = pk + p * kg * NR * 4;
+            int64_t oc0 = rb * MR, mr = oc_ - oc0 < MR ? oc_ - oc0 : MR;
+#ifdef __AVX512VNNI__
+            em_tile(mr, w, kp, pp, kg, off, oc0, p * NR, cols, &q, out, p_, octot, ocbase);
+#else
+            em_tile_c((int)mr, w, kp, pp, kg, off, oc0, p * NR, cols, &q, out, p_, octot, ocbase);
+#endif
+        }
+    }
+}
+
+/* Depthwise conv (groups == C, OC = C * mult) on NCHW, one (n, oc) plane at a time: the
+   input plane is copied once as int16 (x - za) with a zero border, then each tap adds a
+   shifted run of it times one weight. */
+void em_q_dwconv(const uint8_t *x, int64_t n_, int64_t c_, int64_t h_, int64_t w_,
+                 const int8_t *wt, int64_t mult_, int64_t kh_, int64_t kw_, int64_t sh,
+                 int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t oh_,
+                 int64_t ow_, int32_t za, int32_t flip, const float *mult, const float *bias,
+                 float inv_so, int32_t zo, int32_t qmin, int32_t qmax, int32_t kind,
+                 float lo, float hi, void *out) {
+    em_requant q = {mult, bias, inv_so, zo, qmin, qmax, kind, lo, hi};
+    const int64_t oc_ = c_ * mult_, hp = h_ + 2 * ph, wp = w_ + 2 * pw;
+    const uint8_t x8 = flip ? 0x80 : 0;
+    #pragma omp parallel
+    {
+        int16_t *xp = (int16_t *)malloc(sizeof(int16_t) * hp * wp);
+        int32_t *acc = (int32_t *)malloc(sizeof(int32_t) * oh_ * ow_);
+        #pragma omp for schedule(static)
+        for (int64_t t = 0; t < n_ * oc_; t++) {
+            int64_t n = t / oc_, oc = t % oc_, c = oc / mult_;
+            const uint8_t *plane = x + (n * c_ + c) * h_ * w_;
+            memset(xp, 0, sizeof(int16_t) * hp * wp);
+            for (int64_t i = 0; i < h_; i++)
+                for (int64_t j = 0; j < w_; j++)
+                    xp[(i + ph) * wp + j + pw] = (int16_t)((plane[i * w_ + j] ^ x8) - za);
+            memset(acc, 0, sizeof(int32_t) * oh_ * ow_);
+            const int8_t *wk = wt + oc * kh_ * kw_;
+            for (int64_t a = 0; a < kh_; a++)
+                for (int64_t b = 0; b < kw_; b++) {
+                    int32_t wv = wk[a * kw_ + b];
+                    for (int64_t i = 0; i < oh_; i++) {
+                        const int16_t *row = xp + (i * sh + a * dh) * wp + b * dw;
+                        int32_t *ar = acc + i * ow_;
+                        if (sw == 1)
+                            for (int64_t j = 0; j < ow_; j++) ar[j] += row[j] * wv;
+                        else
+                            for (int64_t j = 0; j < ow_; j++) ar[j] += row[j * sw] * wv;
+                    }
+                }
+            int64_t base = (n * oc_ + oc) * oh_ * ow_;
+            for (int64_t i = 0; i < oh_ * ow_; i++) em_store1(&q, oc, acc[i], out, base + i);
+        }
+        free(xp);
+        free(acc);
+    }
+}

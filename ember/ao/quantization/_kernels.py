@@ -1,0 +1,205 @@
+"""int8 linear and conv2d kernels: int32 accumulation, per-channel requantization, fused relu.
+
+Why C: NumPy has no integer GEMM (its int matmul is a triple loop) and float GEMM on int8
+data forfeits the 4x of VNNI's u8 x s8 dot products. `_int8_kernels.c` holds the kernels
+(built once through ember._inductor.native, -march=native, OpenMP); without a C compiler
+the same integers come from the NumPy path below (float64 matmul, exact for these sums).
+
+Math (PyTorch's quantized linear/conv, x86 engine):
+    acc[c]  = sum_k (x[k] - x_zp) * w[c, k]                    (int32)
+    real[c] = acc[c] * x_scale * w_scale[c] + bias[c]          (float32)
+    out[c]  = clamp(round_half_even(real[c] / out_scale) + out_zp, qmin, qmax)
+A fused relu/hardtanh clamps real[c] to [lo, hi] first; in the quantized domain that is
+exactly clamping to [quantize(lo), quantize(hi)] (quantization is monotonic). The float32
+variant returns real[c], clamped.
+Weights are symmetric (zero point 0), as PyTorch's x86 and XNNPACK quantizers make them.
+"""
+import ctypes
+import os
+
+import numpy as np
+
+__all__ = ["qlinear", "qconv2d", "native_lib"]
+
+_P, _I64, _I32, _F = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32, ctypes.c_float
+_SIGS = {
+    "em_q_wsum": [_P, _I64, _I64, _P],
+    "em_q_im2col": [_P] + [_I64] * 14 + [_I32, _P, _I64],
+    "em_q_pack_rows": [_P, _I64, _I64, _I32, _I32, _P, _I64],
+    "em_q_pad": [_P] + [_I64] * 5 + [_I32, _I32, _P],
+    "em_q_gemm": [_P, _I64, _I64, _P, _I64, _P, _P, _P, _F, _I32, _I32, _I32, _I32, _F, _F,
+                  _P, _I64, _I64, _I64],
+    "em_q_dwconv": [_P] + [_I64] * 4 + [_P] + [_I64] * 11 + [_I32, _I32, _P, _P, _F]
+                   + [_I32] * 4 + [_F, _F, _P],
+}
+_NR = 64        # columns per packed panel (the C kernel's NR)
+
+
+def _source():
+    with open(os.path.join(os.path.dirname(__file__), "_int8_kernels.c")) as f:
+        return f.read()
+
+
+def native_lib():
+    """The ctypes library of the int8 kernels, or None (NumPy path) without a C compiler."""
+    from ..._inductor.native import load_native
+    lib = load_native("int8", _source())
+    if lib is not None and not getattr(lib, "_em_typed", False):
+        for name, sig in _SIGS.items():
+            getattr(lib, name).argtypes = sig
+            getattr(lib, name).restype = None
+        lib._em_typed = True
+    return lib
+
+
+class _Requant:
+    """The per-output-channel constants of the requantization (float32, as PyTorch's)."""
+
+    def __init__(self, x_scale, w_scale, bias, out_scale, out_zp, out_dtype, clamp, oc):
+        self.mult = np.ascontiguousarray(
+            np.float32(x_scale) * np.broadcast_to(np.asarray(w_scale, np.float32), (oc,)),
+            np.float32)
+        self.bias = None if bias is None else np.ascontiguousarray(bias, np.float32)
+        self.out_dtype = np.dtype(out_dtype)
+        self.kind = {np.uint8: 0, np.int8: 1, np.float32: 2}[self.out_dtype.type]
+        self.inv_so = np.float32(1.0) / np.float32(out_scale)
+        self.zo = int(out_zp) if self.kind != 2 else 0
+        self.lo, self.hi = (float(np.float32(v)) for v in clamp)
+        self.qmin = self.qmax = 0
+        if self.kind != 2:
+            info = np.iinfo(self.out_dtype)
+            self.qmin, self.qmax = int(info.min), int(info.max)
+            if self.lo > -np.inf:
+                self.qmin = max(self.qmin, self._quantize(self.lo))
+            if self.hi < np.inf:
+                self.qmax = min(self.qmax, self._quantize(self.hi))
+
+    def _quantize(self, v):
+        return int(np.rint(np.float32(v) * self.inv_so)) + self.zo
+
+    def args(self):
+        return (self.mult.ctypes.data, None if self.bias is None else self.bias.ctypes.data,
+                float(self.inv_so), self.zo, self.qmin, self.qmax, self.kind, self.lo,
+                self.hi)
+
+    def apply(self, acc, shape):
+        """NumPy path: int acc (..., oc) laid out with channels on `shape`'s axis 1 or last."""
+        real = acc.astype(np.float32) * self.mult.reshape(shape)
+        if self.bias is not None:
+            real = real + self.bias.reshape(shape)
+        if self.kind == 2:
+            return np.clip(real, np.float32(self.lo), np.float32(self.hi))
+        q = np.rint(real * self.inv_so) + self.zo
+        return np.clip(q, self.qmin, self.qmax).astype(self.out_dtype)
+
+
+def _as_u8(x, x_zp):
+    """(uint8 array, zero point): int8 activations shift by +128 (their bits xor 0x80)."""
+    if x.dtype == np.int8:
+        return x.view(np.uint8), int(x_zp) + 128, 1
+    return x, int(x_zp), 0
+
+
+def _pad_k(w2):
+    """Weight rows padded with zeros to a multiple of 4 (the kernel reads 4-byte groups)."""
+    oc, k = w2.shape
+    kp = -(-k // 4) * 4
+    if kp == k:
+        return np.ascontiguousarray(w2), kp
+    out = np.zeros((oc, kp), np.int8)
+    out[:, :k] = w2
+    return out, kp
+
+
+def _gemm(lib, pack, cols, w2, rq, out, p, octot, ocbase, za):
+    """out (N, octot, P)[:, ocbase + c] = requant(w2 (oc, K) @ packed columns); `pack(pk, kp)`
+    fills the packed activation panels."""
+    wp, kp = _pad_k(w2)
+    oc = wp.shape[0]
+    pk = np.empty(-(-cols // _NR) * _NR * kp, np.uint8)
+    pack(pk, kp)
+    wsum = np.empty(oc, np.int32)
+    lib.em_q_wsum(wp.ctypes.data, oc, kp, wsum.ctypes.data)
+    off = (wsum.astype(np.int64) * za).astype(np.int32)
+    mult = rq.mult[ocbase:ocbase + oc]
+    bias = None if rq.bias is None else rq.bias[ocbase:ocbase + oc].ctypes.data
+    lib.em_q_gemm(wp.ctypes.data, oc, kp, pk.ctypes.data, cols, off.ctypes.data,
+                  mult.ctypes.data, bias, *rq.args()[2:], out.ctypes.data, p, octot, ocbase)
+
+
+def qlinear(x, x_scale, x_zp, w, w_scale, bias, out_scale, out_zp, out_dtype,
+            clamp=(-np.inf, np.inf)):
+    """x (..., K) uint8/int8, w (N, K) int8, w_scale (N,) or scalar -> (..., N) of
+    out_dtype (uint8, int8 or float32); clamp: the real (lo, hi) of a fused relu/hardtanh."""
+    lead, k = x.shape[:-1], x.shape[-1]
+    n = w.shape[0]
+    rq = _Requant(x_scale, w_scale, bias, out_scale, out_zp, out_dtype, clamp, n)
+    x2 = np.ascontiguousarray(x.reshape(-1, k))
+    m = x2.shape[0]
+    lib = native_lib()
+    if lib is None or m == 0 or n == 0:
+        acc = (x2.astype(np.float64) - int(x_zp)) @ w.astype(np.float64).T
+        return rq.apply(acc, (1, n)).reshape(*lead, n)
+    xu, za, flip = _as_u8(x2, x_zp)
+    out = np.empty((m, n), rq.out_dtype)
+
+    def pack(pk, kp):
+        lib.em_q_pack_rows(xu.ctypes.data, m, k, za, flip, pk.ctypes.data, kp)
+    _gemm(lib, pack, m, w, rq, out, 1, n, 0, za)
+    return out.reshape(*lead, n)
+
+
+def conv_out_size(size, k, s, p, d):
+    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def qconv2d(x, x_scale, x_zp, w, w_scale, bias, stride, padding, dilation, groups,
+            out_scale, out_zp, out_dtype, clamp=(-np.inf, np.inf)):
+    """x (N, C, H, W) uint8/int8, w (OC, C/groups, KH, KW) int8 -> (N, OC, OH, OW)."""
+    n, c, h, wd = x.shape
+    oc, cg, kh, kw = w.shape
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    oh, ow = conv_out_size(h, kh, sh, ph, dh), conv_out_size(wd, kw, sw, pw, dw)
+    rq = _Requant(x_scale, w_scale, bias, out_scale, out_zp, out_dtype, clamp, oc)
+    lib = native_lib()
+    if lib is None or 0 in (n, oc, oh, ow):
+        return _qconv2d_numpy(x, x_zp, w, rq, stride, padding, dilation, groups, oh, ow)
+    xu, za, flip = _as_u8(np.ascontiguousarray(x), x_zp)
+    out = np.empty((n, oc, oh, ow), rq.out_dtype)
+    if groups == c and cg == 1:
+        wc = np.ascontiguousarray(w)
+        lib.em_q_dwconv(xu.ctypes.data, n, c, h, wd, wc.ctypes.data, oc // c, kh, kw,
+                        sh, sw, ph, pw, dh, dw, oh, ow, za, flip, *rq.args(), out.ctypes.data)
+        return out
+    hp, wp = h + 2 * ph, wd + 2 * pw
+    if ph or pw or flip:
+        xp = np.empty((n, c, hp, wp), np.uint8)
+        lib.em_q_pad(xu.ctypes.data, n * c, h, wd, ph, pw, za, flip, xp.ctypes.data)
+    else:
+        xp = xu
+    ocg = oc // groups
+    for g in range(groups):
+        def pack(pk, kp, c0=g * cg):
+            lib.em_q_im2col(xp.ctypes.data, n, c, hp, wp, c0, cg, kh, kw, sh, sw, dh, dw,
+                            oh, ow, za, pk.ctypes.data, kp)
+        _gemm(lib, pack, n * oh * ow, w[g * ocg:(g + 1) * ocg].reshape(ocg, -1), rq, out,
+              oh * ow, oc, g * ocg, za)
+    return out
+
+
+def _qconv2d_numpy(x, x_zp, w, rq, stride, padding, dilation, groups, oh, ow):
+    """The same integers with NumPy: zero-point-padded windows, float64 (exact) matmul."""
+    n, c = x.shape[:2]
+    oc, cg, kh, kw = w.shape
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    xc = np.pad(x.astype(np.float64) - int(x_zp), ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    win = np.lib.stride_tricks.sliding_window_view(
+        xc, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(2, 3))
+    win = win[:, :, ::sh, ::sw, ::dh, ::dw][:, :, :oh, :ow]        # (N, C, OH, OW, KH, KW)
+    ocg = oc // groups
+    acc = np.empty((n, oc, oh, ow))
+    for g in range(groups):
+        xs = win[:, g * cg:(g + 1) * cg]
+        wg = w[g * ocg:(g + 1) * ocg].astype(np.float64)
+        acc[:, g * ocg:(g + 1) * ocg] = np.einsum("ncyxij,ocij->noyx", xs, wg)
+    return rq.apply(acc, (1, oc, 1, 1))
