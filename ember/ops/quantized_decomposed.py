@@ -138,7 +138,7 @@ def _qpt_tensor_decomp(x, scale, zero_point, qmin, qmax, dtype):
 
 def _dequantize(q, scale, zero_point, out_dtype):
     """(q.to(out_dtype) - zero_point) * scale, each step rounded to out_dtype."""
-    comp = np.float32 if out_dtype in _HALF else out_dtype.np
+    comp = np.dtype(np.float32) if out_dtype in _HALF else out_dtype.np
     out = np.asarray(q.astype(out_dtype.np).astype(comp))
     out = np.subtract(out, comp.type(zero_point), out=out if out.ndim else None)
     if out_dtype in _HALF:
