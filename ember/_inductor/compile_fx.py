@@ -13,7 +13,7 @@ import warnings
 from .._logging import getArtifactLogger
 from .._symbolic import SymInt
 from .._tensor import Tensor
-from . import codecache, config, cpp_builder, cpp_wrapper
+from . import autotune, codecache, config, cpp_builder, cpp_wrapper
 from .codegen_c import prelude
 from .decompose import decompose_graph
 from .ir import Buffer
@@ -65,7 +65,17 @@ def compile_fx_inner(gm, example_inputs, **kwargs):
     groups = [s.group for s in sched.steps if isinstance(s, GroupStep)]
     if not groups and cw is None:
         return CompiledGraph(pgm, sched, None, "")
-    code = prelude(_simd()) + "\n" + "\n".join(g.source() for g in groups)
+    head = prelude(_simd()) + "\n"
+    try:
+        choices = autotune.tune_groups(head, groups) if config.max_autotune else {}
+    except cpp_builder.CompilerNotFound as e:
+        _warn_once("nocc", f"ember inductor: {e}; the compiled graph runs on the eager "
+                           "kernels (correct results, no speed-up)")
+        return gm.forward
+    code = head + "\n".join(autotune.apply(g.source(), g.name, choices[g.name])
+                            if g.name in choices else g.source() for g in groups)
+    if choices:
+        output_code_log.debug("max-autotune chose %s", choices)
     if cw is not None:
         code += "\n" + cw.source
     output_code_log.debug("Output code (%d kernels in %d C functions):\n%s",
@@ -81,7 +91,7 @@ def compile_fx_inner(gm, example_inputs, **kwargs):
             raise
         _warn_once(("cc", str(e)[:200]), f"ember inductor: {e}\nfalling back to eager")
         return gm.forward
-    return CompiledGraph(pgm, sched, lib, key, cw)
+    return CompiledGraph(pgm, sched, lib, key, cw, dict(choices, **(cw.choices if cw else {})))
 
 
 def _cpp_wrapper(sched, out):
@@ -91,6 +101,8 @@ def _cpp_wrapper(sched, out):
         return None
     try:
         return cpp_wrapper.CppWrapper(sched, out, config.cpu_graphs)
+    except cpp_builder.CompilerNotFound:
+        return None          # (max-autotune's matmul timing): the load below warns
     except cpp_wrapper.Unsupported as e:
         output_code_log.debug("cpp_wrapper: %s; this graph keeps the Python wrapper", e)
         log.info("ember inductor cpp_wrapper: %s; this graph keeps the Python wrapper", e)
@@ -134,8 +146,9 @@ class CompiledGraph:
     when autograd must record (an input requires grad with grad mode on): training graphs
     reach the C code through AOT autograd, whose forward/backward graphs need no autograd."""
 
-    def __init__(self, gm, sched, lib, key, cw=None):
+    def __init__(self, gm, sched, lib, key, cw=None, autotuned=None):
         self.gm, self.key, self.lib = gm, key, lib
+        self.autotuned = autotuned or {}    # max-autotune: group/matmul -> chosen variant
         self._nthreads = config.cpp.threads      # as set when compiling (options=)
         self.kernel_count = sched.kernel_count
         self.cpp_wrapper = cw is not None

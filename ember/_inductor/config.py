@@ -22,6 +22,8 @@ cpp_wrapper = False
 cpu_graphs = False
 # time kernel variants when compiling and keep the fastest (autotune.py; mode="max-autotune")
 max_autotune = False
+# max-autotune times generated loops against CBLAS for matmuls up to this many m*n*k
+max_autotune_loops_matmul_flops = 1 << 18
 
 
 class cpp:

@@ -30,7 +30,7 @@ from .. import _dtype as D
 from .._symbolic import SymInt
 from .._tensor import wrap
 from ..ops._registry import OpDef
-from . import blas
+from . import autotune, blas, config
 from .ir import Buffer, Scalar, Value, cexpr, contiguous_strides, ctype, flat, is_one, sym_text
 from .scheduler import GroupStep, Runtime
 
@@ -43,7 +43,9 @@ _GEMM_T = {D.float32: ("float", "em_sgemm"), D.float64: ("double", "em_dgemm")}
 
 # CBLAS entry points (ILP64), their setter, and a strided matrix product on top of them
 _C_SUPPORT = r"""
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 typedef void (*em_sgemm_t)(int, int, int, int64_t, int64_t, int64_t, float, const float *,
                            int64_t, const float *, int64_t, float, float *, int64_t);
 typedef void (*em_dgemm_t)(int, int, int, int64_t, int64_t, int64_t, double, const double *,
@@ -87,7 +89,28 @@ static void em_mm_@T@(int64_t M, int64_t N, int64_t K, const @T@ *A, int64_t sa0
   @G@(101, ta, tb, M, N, K, 1, A, lda, B, ldb, 0, C, N);
   free(ca); free(cb);
 }
+
+/* the same product as plain loops (i, k, j; j vectorized): faster than a BLAS call for
+   tiny shapes, where BLAS's dispatch dominates (max-autotune picks per call site) */
+static void em_mm_loops_@T@(int64_t M, int64_t N, int64_t K, const @T@ *A, int64_t sa0,
+                            int64_t sa1, const @T@ *B, int64_t sb0, int64_t sb1, @T@ *C) {
+  for (int64_t i = 0; i < M; i++) {
+    @T@ *restrict c = C + i * N;
+    for (int64_t j = 0; j < N; j++) c[j] = 0;
+    for (int64_t k = 0; k < K; k++) {
+      const @T@ a = A[i * sa0 + k * sa1];
+      const @T@ *b = B + k * sb0;
+      #pragma omp simd
+      for (int64_t j = 0; j < N; j++) c[j] += a * b[j * sb1];
+    }
+  }
+}
 """
+
+
+def _mm_code(tname):
+    return _C_MM.replace("@T@", tname).replace(
+        "@G@", {"float": "em_sgemm", "double": "em_dgemm"}[tname])
 
 
 class Unsupported(Exception):
@@ -195,6 +218,7 @@ class CppWrapper:
         self.kinds = {}             # root Buffer -> "in" | "attr" | "out" | "tmp"
         self.needs = set()          # C support pieces used ("mm_float", ...)
         self.nerr = 0
+        self.choices = {}           # max-autotune: matmul output name -> "blas" | "loops"
         self._walk()
         self.returns = self._returns()
         self.source = self._source()
@@ -321,10 +345,26 @@ class CppWrapper:
 
         def p(t, key):
             return f"{t.ptr()}" + "".join(f" + {o}" for o in offs[key])
-        call = (f"em_mm_{tname}({cexpr(M)}, {cexpr(N)}, {cexpr(K)}, {p(a, 'a')}, "
+        kernel = f"em_mm_{tname}"
+        if config.max_autotune and self._tunable_mm(a, b, M, N, K):
+            choice = autotune.tune_matmul(
+                _C_SUPPORT + _mm_code(tname), tname, int(M), int(N), int(K),
+                (int(a.strides[-2]), int(a.strides[-1])),
+                (int(b.strides[-2]), int(b.strides[-1])))
+            self.choices[out.name] = choice
+            if choice == "loops":
+                kernel = f"em_mm_loops_{tname}"
+        call = (f"{kernel}({cexpr(M)}, {cexpr(N)}, {cexpr(K)}, {p(a, 'a')}, "
                 f"{cexpr(a.strides[-2])}, {cexpr(a.strides[-1])}, {p(b, 'b')}, "
                 f"{cexpr(b.strides[-2])}, {cexpr(b.strides[-1])}, {p(c, 'c')});")
         self.lines.append(" ".join(loops + [call]))
+
+    @staticmethod
+    def _tunable_mm(a, b, m, n, k):
+        sizes = [m, n, k, *a.strides[-2:], *b.strides[-2:]]
+        if any(isinstance(x, SymInt) for x in sizes):
+            return False
+        return int(m) * int(n) * int(k) <= config.max_autotune_loops_matmul_flops
 
     def _index_loops(self, idx):
         """Nested loops over index's shape: (loop headers, offset of position in a _T)."""
@@ -438,8 +478,7 @@ class CppWrapper:
         sym_decl = [f"const int64_t {sname} = syms[{k}];" for k, sname in enumerate(syms)]
         parts = [_C_SUPPORT]
         for tname in sorted(self.needs):
-            g = {"float": "em_sgemm", "double": "em_dgemm"}[tname]
-            parts.append(_C_MM.replace("@T@", tname).replace("@G@", g))
+            parts.append(_mm_code(tname))
         parts.append("static int64_t em_layout(const int64_t *syms, int64_t *offs) {\n  "
                      + "\n  ".join(sym_decl + layout + ["(void)syms; (void)offs;",
                                                         "return total;"]) + "\n}")

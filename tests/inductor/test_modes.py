@@ -176,3 +176,42 @@ def test_graph_without_c_extern_keeps_python_wrapper(caplog):
         want = conv(x)
     _close(got.numpy(), want.numpy())
     assert "convolution has no C implementation" in caplog.text
+
+
+@pytest.mark.parametrize("mode", ["max-autotune", "max-autotune-no-cudagraphs"])
+def test_max_autotune_records_choices_and_reuses_them(mode, monkeypatch, tmp_path):
+    from ember._inductor import autotune
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
+    m = _mlp().eval()
+    fn = lambda x: m(x).softmax(-1)     # noqa: E731
+    x = ember.randn(6, 12)
+    with ember.no_grad():
+        want = fn(x)
+        ember._dynamo.reset()
+        timed = autotune.stats["timed"]
+        seen = []
+        real = autotune.tune_groups
+        monkeypatch.setattr(autotune, "tune_groups",
+                            lambda *a: (lambda r: seen.append(r) or r)(real(*a)))
+        got = ember.compile(fn, mode=mode)(x)
+        assert autotune.stats["timed"] > timed
+        assert seen and all(v in autotune.VARIANTS for v in seen[-1].values())
+        # a new process (empty memory cache) reads the choices from disk: no timing
+        ember._dynamo.reset()
+        monkeypatch.setattr(codecache, "_LOADED", {})
+        timed, from_disk = autotune.stats["timed"], autotune.stats["from_disk"]
+        got2 = ember.compile(fn, mode=mode)(x)
+        assert autotune.stats["timed"] == timed and autotune.stats["from_disk"] > from_disk
+    _close(got.numpy(), want.numpy())
+    _close(got2.numpy(), want.numpy())
+
+
+def test_max_autotune_matmul_loops_variant_is_correct(monkeypatch, tmp_path):
+    from ember._inductor import autotune
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(autotune, "tune_matmul", lambda *a: "loops")
+    fn = lambda a, b: (a.t() @ b).relu()   # noqa: E731
+    a, b = ember.randn(5, 3), ember.randn(5, 4)
+    ember._dynamo.reset()
+    f = ember.compile(fn, mode="max-autotune")
+    _close(f(a, b).numpy(), fn(a, b).numpy())
