@@ -299,3 +299,17 @@ def test_prune_dense_static_sort_is_2_4_both_ways():
     np.testing.assert_array_equal(d, tile)
     with pytest.raises(RuntimeError, match="multiple of 4"):
         semi_structured_mask(ember.zeros(3, 6))
+
+
+def test_sparse_weight_gradient_raises():
+    """A Parameter requires grad (as PyTorch's): the forward runs, a gradient that would
+    reach the sparse matrix raises instead of being dropped."""
+    w = ember.tensor(np.tile([0., 0., 1., 1.], (64, 16)).astype(np.float16))
+    lin = ember.nn.Linear(64, 64).half()
+    lin.weight = ember.nn.Parameter(to_sparse_semi_structured(w))
+    assert lin.weight.requires_grad
+    x = ember.ones(5, 64, dtype=ember.float16, requires_grad=True)
+    y = lin(x)
+    with pytest.raises(NotImplementedError, match="gradient w.r.t. the 2:4 sparse matrix"):
+        y.sum().backward()
+    assert not lin.weight.detach().requires_grad

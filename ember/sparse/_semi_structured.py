@@ -187,6 +187,14 @@ class SparseSemiStructuredTensor(Tensor):
     def cpu(self, memory_format=None):
         return self.to_dense()
 
+    def requires_grad_(self, requires_grad=True):
+        """Allowed (nn.Parameter sets it), but a gradient reaching the sparse matrix raises:
+        only the dense operand of a product gets one."""
+        super().requires_grad_(requires_grad)
+        if requires_grad and not self._hooks:
+            self.register_hook(_no_sparse_grad)
+        return self
+
     @classmethod
     def _as_parameter(cls, data, requires_grad):
         """nn.Parameter(sparse): the same sparse matrix, registered as a parameter (as
@@ -252,6 +260,13 @@ def _parameter_class(cls):
                                        {"__repr__": cls.__repr__, "_plain": cls,
                                         "__module__": cls.__module__})
     return _PARAMETER_CLASSES[cls]
+
+
+def _no_sparse_grad(grad):
+    raise NotImplementedError(
+        "SparseSemiStructuredTensor: the gradient w.r.t. the 2:4 sparse matrix is not "
+        "supported in ember (gradients reach the dense operand only); freeze it with "
+        "requires_grad_(False) or build it from a tensor that does not require grad")
 
 
 def _make(cls, vals, meta, transposed, requires_grad, alg_id):
