@@ -169,6 +169,20 @@ static void finish_scores_SUF(T* s, int64_t m, int64_t n, int64_t i0, int64_t j0
     }
 }
 
+/* Keys of head (b, hk) transposed per block of BK ([D][BK] each) and values row-major. */
+static void pack_kv_SUF(int code, const char* k, const char* v, int64_t b, int64_t hk,
+                        int64_t S, int64_t D, const int64_t* ks, const int64_t* vs,
+                        T* ktall, T* vall) {
+    const int64_t es = elem_size(code);
+    T tmp[D > 0 ? D : 1];
+    for (int64_t j = 0; j < S; j++) {
+        T* kt = ktall + (j / BK) * D * BK + j % BK;
+        load_row_SUF(k + (b * ks[0] + hk * ks[1] + j * ks[2]) * es, code, D, tmp);
+        for (int64_t d = 0; d < D; d++) kt[d * BK] = tmp[d];
+        load_row_SUF(v + (b * vs[0] + hk * vs[1] + j * vs[2]) * es, code, D, vall + j * D);
+    }
+}
+
 void flash_fwd_SUF(int code, const char* q, const char* k, const char* v, char* out, T* lse,
                    int64_t B, int64_t H, int64_t Hk, int64_t L, int64_t S, int64_t D,
                    const int64_t* qs, const int64_t* ks, const int64_t* vs,
@@ -178,12 +192,14 @@ void flash_fwd_SUF(int code, const char* q, const char* k, const char* v, char* 
     const int64_t ntask = B * H * nqb;
     #pragma omp parallel
     {
+        const int64_t nkb = (S + BK - 1) / BK;
         T* qb = malloc(sizeof(T) * BQ * D);
         T* acc = malloc(sizeof(T) * BQ * D);
-        T* kt = malloc(sizeof(T) * D * BK);
-        T* vb = malloc(sizeof(T) * BK * D);
+        T* ktall = malloc(sizeof(T) * (nkb * D * BK + 1));  /* per key block: [D][BK] */
+        T* vall = malloc(sizeof(T) * (S * D + 1));
         T* s = malloc(sizeof(T) * BQ * BK);
         T mrow[BQ], lrow[BQ];
+        int64_t packed = -1;          /* the (b, hk) whose keys/values ktall/vall hold */
         #pragma omp for schedule(dynamic, 1)
         for (int64_t task = 0; task < ntask; task++) {
             int64_t b = task / (H * nqb), h = (task / nqb) % H, i0 = (task % nqb) * BQ;
@@ -194,22 +210,21 @@ void flash_fwd_SUF(int code, const char* q, const char* k, const char* v, char* 
                              qb + i * D);
             memset(acc, 0, sizeof(T) * m * D);
             for (int64_t i = 0; i < m; i++) { mrow[i] = -INFINITY; lrow[i] = 0; }
+            if (packed != b * Hk + hk) {      /* consecutive tasks mostly share a head */
+                packed = b * Hk + hk;
+                pack_kv_SUF(code, k, v, b, hk, S, D, ks, vs, ktall, vall);
+            }
             for (int64_t j0 = 0; j0 < kend; j0 += BK) {
                 int64_t n = MIN(BK, kend - j0);
-                T tmp[D > 0 ? D : 1];
-                for (int64_t j = 0; j < n; j++) {
-                    load_row_SUF(k + (b * ks[0] + hk * ks[1] + (j0 + j) * ks[2]) * es, code,
-                                 D, tmp);
-                    for (int64_t d = 0; d < D; d++) kt[d * BK + j] = tmp[d];
-                    load_row_SUF(v + (b * vs[0] + hk * vs[1] + (j0 + j) * vs[2]) * es, code,
-                                 D, vb + j * D);
-                }
+                const T* kt = ktall + (j0 / BK) * D * BK;
+                const T* vb = vall + j0 * D;
                 memset(s, 0, sizeof(T) * m * BK);
                 gemm_SUF(m, n, D, qb, D, kt, BK, s, BK);
                 finish_scores_SUF(s, m, n, i0, j0, scale, mask, ms, b, h, causal);
                 for (int64_t i = 0; i < m; i++) {
                     T* row = s + i * BK;
                     T mx = mrow[i];
+                    #pragma omp simd reduction(max:mx)
                     for (int64_t j = 0; j < n; j++) mx = row[j] > mx ? row[j] : mx;
                     if (mx == -INFINITY) {            /* every key so far is masked */
                         for (int64_t j = 0; j < n; j++) row[j] = 0;
@@ -236,7 +251,7 @@ void flash_fwd_SUF(int code, const char* q, const char* k, const char* v, char* 
                 lse[row] = lrow[i] > 0 ? mrow[i] + log(lrow[i]) : -INFINITY;
             }
         }
-        free(qb); free(acc); free(kt); free(vb); free(s);
+        free(qb); free(acc); free(ktall); free(vall); free(s);
     }
 }
 

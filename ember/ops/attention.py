@@ -218,7 +218,7 @@ def _flash_backward_meta(grad_out, q, k, v, out, lse, dropout_p, is_causal, attn
 FLASH = register(
     "_scaled_dot_product_flash_attention_for_cpu", _flash_kernel, meta=_flash_meta,
     vjp=_flash_vjp, save_out=True, nondiff_outputs=(1,), check=True,
-    amp_policy="lower_precision", tags=("prim",),
+    tags=("prim",),
     schema="_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, "
            "Tensor value, float dropout_p=0., bool is_causal=False, *, "
            "Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)")
