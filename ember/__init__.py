@@ -11,6 +11,9 @@ from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfl
                      can_cast, get_default_dtype, set_default_dtype)
 from ._dtype import float32 as float, float64 as double, float16 as half, int16 as short
 from ._dtype import int32 as int, int64 as long, complex64 as cfloat, complex128 as cdouble
+from ._dtype import (qint8, quint8, qint32, quint4x2, quint2x4, qscheme,  # noqa: F401
+                     per_tensor_affine, per_channel_affine, per_tensor_symmetric,
+                     per_channel_symmetric, per_channel_affine_float_qparams)
 from ._device import device
 from ._tensor import Tensor, Size, is_tensor
 from ._memory import (memory_allocated, max_memory_allocated, reset_peak_memory_stats,

@@ -22,7 +22,7 @@ class dtype:
         self._rank = rank
         self.is_floating_point = kind == 2
         self.is_complex = kind == 3
-        self.is_signed = name not in ("bool", "uint8")
+        self.is_signed = name not in ("bool", "uint8", "quint8", "quint4x2", "quint2x4")
 
     def __repr__(self):
         return "torch." + self.name if _repr_as_torch else "ember." + self.name
@@ -61,6 +61,38 @@ ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16,
            "complex32": None}
 
 _FROM_NP = {d.np: d for d in ALL}
+
+# Quantized dtypes: the integer storage of a quantized tensor (ember/ao/quantization/
+# _qtensor.py); quint4x2/quint2x4 pack 2 or 4 values per byte. They take part in no
+# type promotion and are not in ALL, so a NumPy int8 array stays int8.
+qint8 = dtype("qint8", np.int8, 1, 2)
+quint8 = dtype("quint8", np.uint8, 1, 1)
+qint32 = dtype("qint32", np.int32, 1, 4)
+quint4x2 = dtype("quint4x2", np.uint8, 1, 1)
+quint2x4 = dtype("quint2x4", np.uint8, 1, 1)
+QUANTIZED = (qint8, quint8, qint32, quint4x2, quint2x4)
+
+
+class qscheme:
+    """torch.qscheme: how a quantized tensor maps integers to reals."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return ("torch." if _repr_as_torch else "ember.") + self.name
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+
+per_tensor_affine = qscheme("per_tensor_affine")
+per_channel_affine = qscheme("per_channel_affine")
+per_tensor_symmetric = qscheme("per_tensor_symmetric")
+per_channel_symmetric = qscheme("per_channel_symmetric")
+per_channel_affine_float_qparams = qscheme("per_channel_affine_float_qparams")
 
 
 def _by_name(name):
