@@ -51,7 +51,6 @@ from ._lowrank import svd_lowrank, pca_lowrank  # noqa: F401
 from ._histogramdd import histogramdd  # noqa: F401
 from .ops.internal import *  # noqa: F401,F403
 from .ops.fake_quantize import *  # noqa: F401,F403
-from .ops.fake_quantize import *  # noqa: F401,F403
 from .linalg._lapack_raw import geqrf, ormqr  # noqa: F401,E402
 from . import linalg, fft, special  # noqa: E402
 from . import random
