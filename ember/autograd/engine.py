@@ -139,20 +139,27 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             if visit is not None and node not in visit:
                 continue
             gin = buffers.pop(node, None) or [None] * node.num_outputs
-            is_acc = node.__class__ is AccumulateGrad
             hooked = node._any_hooks         # one flag read instead of four per node
-            if is_acc or hooked and (node._pre_hooks or node._retain_hooks):
+            if node.__class__ is AccumulateGrad:
+                var = node.variable
+                if not hooked and targets is None and var is not None and not var._hooks:
+                    _accumulate(var, gin[0], create_graph, handed)    # the common case
+                    continue
                 gin = _tensor_pre_hooks(node, gin)
-            if targets is not None:
-                for nr, g in enumerate(gin):
-                    for k in targets.get((node, nr), ()):
-                        captured[k] = g
-            if is_acc:
+                if targets is not None:
+                    for k in targets.get((node, 0), ()):
+                        captured[k] = gin[0]
                 if not capture:
                     gin = _node_pre_hooks(node, gin)
                     _accumulate(node.variable, gin[0], create_graph, handed)
                     _post_hooks(node, [], gin)
                 continue
+            if hooked and (node._pre_hooks or node._retain_hooks):
+                gin = _tensor_pre_hooks(node, gin)
+            if targets is not None:
+                for nr, g in enumerate(gin):
+                    for k in targets.get((node, nr), ()):
+                        captured[k] = g
             if needed is not None and node not in needed:
                 continue
             if hooked and node._node_prehooks:
@@ -350,6 +357,9 @@ def _shape_error(node, i, g, shape):
                        f"got {list(g.shape)} but expected shape compatible with {list(shape)}")
 
 
+_GRAD = Tensor.grad
+
+
 def _accumulate(var, g, create_graph, handed):
     """AccumulateGrad: steal, copy (obeying the leaf's layout) or add into `.grad`."""
     if g is None or var is None:
@@ -358,7 +368,8 @@ def _accumulate(var, g, create_graph, handed):
         g = g.sum_to_size(var.shape)
     if g._dtype is not var._dtype:
         g = g.to(var._dtype)
-    old = var.grad
+    plain = type(var).grad is _GRAD     # not a subclass with its own .grad (sparse)
+    old = var._grad if plain else var.grad
     if old is None:
         if create_graph:
             how = "clone"
@@ -373,7 +384,10 @@ def _accumulate(var, g, create_graph, handed):
         from ..ops.effects import ACCUMULATE_GRAD_
         ACCUMULATE_GRAD_(var, g, how)
     elif how == "steal":
-        var.grad = g.detach()
+        if plain and g._device is var._device:  # shape, dtype match: the setter's checks
+            var._grad = g._detach()
+        else:
+            var.grad = g.detach()
     elif how == "copy":
         var.grad = _copy_like(g, var)
     elif how == "clone":

@@ -104,7 +104,9 @@ _add_reduce = np.add.reduce
 def _sum_vjp(ctx, g):
     shape = ctx.shapes[0]
     _, dims, keepdim, _ = ctx.args
-    return (unsqueeze_to(g, shape, dims, keepdim).expand(shape), None, None, None)
+    if g.dim():                         # a 0-d gradient (a full sum) expands as it is
+        g = unsqueeze_to(g, shape, dims, keepdim)
+    return (g.expand(shape), None, None, None)
 
 
 SUM = register("sum", _sum_kernel, vjp=_sum_vjp, save=(1, 2, 3), tags=("prim", "reduction"),
@@ -122,9 +124,17 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 def _sum_to_size_kernel(a, shape):
     lead = a.ndim - len(shape)
+    have = a.shape[lead:]
+    if lead < 0 or have != tuple(shape) and builtins.any(
+            s != 1 and s != n for s, n in zip(shape, have)):
+        raise ValueError("not expandable")          # run_kernel then raises the meta's error
     axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
-                                      if s == 1 and a.shape[lead + i] != 1)
-    r = np.sum(a, axis=axes, keepdims=True) if axes else a.copy()
+                                      if s == 1 and have[i] != 1)
+    if not axes:
+        return a.copy().reshape(shape)
+    # the ufunc's reduce directly (np.sum's Python wrapper costs more than a bias-sized sum)
+    r = _add_reduce(a, axis=axes, keepdims=True) if a.dtype.kind in "fc" else \
+        np.sum(a, axis=axes, keepdims=True)
     return r.reshape(shape)
 
 
@@ -147,7 +157,7 @@ def _sum_to_size_decomp(a, size):
 
 
 SUM_TO_SIZE = register("sum_to_size", _sum_to_size_kernel, save=(), meta=_sum_to_size_meta,
-                       check=True, tags=("reduction",), decomp=_sum_to_size_decomp,
+                       tags=("reduction",), decomp=_sum_to_size_decomp,
                        vjp=lambda ctx, g: (g.expand(ctx.shapes[0]), None),
                        schema="sum_to_size(Tensor self, SymInt[] size) -> Tensor")
 
