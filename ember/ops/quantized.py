@@ -2,14 +2,15 @@
 qlinear_pointwise` / `qconv2d_pointwise` schemas) that the int8 lowering puts in place of
 dequantize -> linear/conv (-> relu/hardtanh) (-> quantize) patterns.
 
-Note: the arguments are PyTorch's, with two differences of representation: `qw` is the
+Note: the arguments are PyTorch's, with one difference of representation: `qw` is the
 plain int8 weight — (out, in) for linear, (out, in / groups, kh, kw) for conv — rather than
 a prepacked oneDNN tensor (ember's kernel reads the row-major weight as it is; its 4-byte
-k groups are the natural layout), and the weight must be symmetric (w_zero_point all 0, as
-PyTorch's x86 and XNNPACK quantizers make it). `output_dtype` None or uint8/int8 gives the
-quantized output (None: uint8, as PyTorch); float32 gives real values and then
-output_scale must be 1.0 and output_zero_point 0. Post ops: "none", "relu",
-"hardtanh" (post_op_args [min, max]): clamps, applied exactly in the quantized domain.
+k groups are the natural layout). Symmetric weights (w_zero_point all 0, as PyTorch's x86 and
+XNNPACK quantizers make them) run the C kernels; others take the exact NumPy path.
+`output_dtype` None or uint8/int8 gives the quantized output (None: uint8, as PyTorch);
+float32 gives real values and then output_scale must be 1.0 and output_zero_point 0.
+Post ops: "none", "relu", "hardtanh" (post_op_args [min, max]): clamps, applied exactly in
+the quantized domain.
 The ops are extern primitives (tags prim + linalg), so a compiler keeps them whole;
 they are not differentiable (inference kernels, as in PyTorch).
 """
@@ -79,11 +80,8 @@ def _check_common(op, qx, qw, w_scale, w_zero_point, bias, wdim):
         raise RuntimeError(f"{op}: bias of shape {list(bias.shape)} for {n} output channels")
 
 
-def _kernel_common(op, w_zero_point, bias, output_dtype, output_scale, output_zero_point,
-                   post, post_args):
-    if np.any(np.asarray(w_zero_point) != 0):
-        raise NotImplementedError(f"{op}: asymmetric weights (nonzero w_zero_point); the int8 "
-                                  "kernels take symmetric weights")
+def _kernel_common(op, bias, output_dtype, output_scale, output_zero_point, post,
+                   post_args):
     dt = _out_dtype(op, output_dtype, output_scale, output_zero_point)
     lo, hi = _clamp(op, post, post_args)
     return dt.np, (lo, hi), None if bias is None else bias.astype(np.float32)
@@ -108,10 +106,10 @@ def _qlinear_kernel(qx, x_scale, x_zero_point, qw, w_scale, w_zero_point, bias, 
                     output_zero_point, output_dtype, post_op_name, post_op_args,
                     post_op_algorithm):
     from ..ao.quantization import _kernels
-    dt, clamp, b = _kernel_common("onednn.qlinear_pointwise", w_zero_point, bias,
-                                  output_dtype, output_scale, output_zero_point,
-                                  post_op_name, post_op_args)
-    return _kernels.qlinear(qx, x_scale, x_zero_point, qw, w_scale, b, output_scale,
+    dt, clamp, b = _kernel_common("onednn.qlinear_pointwise", bias, output_dtype,
+                                  output_scale, output_zero_point, post_op_name, post_op_args)
+    return _kernels.qlinear(qx, x_scale, x_zero_point, qw, w_scale, w_zero_point, b,
+                            output_scale,
                             output_zero_point, dt, clamp)
 
 
@@ -164,9 +162,10 @@ def _qconv_kernel(qx, x_scale, x_zero_point, qw, w_scale, w_zero_point, bias, st
                   dilation, groups, output_scale, output_zero_point, output_dtype, attr,
                   scalars, algorithm):
     from ..ao.quantization import _kernels
-    dt, clamp, b = _kernel_common("onednn.qconv2d_pointwise", w_zero_point, bias,
-                                  output_dtype, output_scale, output_zero_point, attr, scalars)
-    return _kernels.qconv2d(qx, x_scale, x_zero_point, qw, w_scale, b, _pair(stride),
+    dt, clamp, b = _kernel_common("onednn.qconv2d_pointwise", bias, output_dtype,
+                                  output_scale, output_zero_point, attr, scalars)
+    return _kernels.qconv2d(qx, x_scale, x_zero_point, qw, w_scale, w_zero_point, b,
+                            _pair(stride),
                             _pair(padding), _pair(dilation), groups, output_scale,
                             output_zero_point, dt, clamp)
 

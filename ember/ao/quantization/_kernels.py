@@ -12,7 +12,8 @@ Math (PyTorch's quantized linear/conv, x86 engine):
 A fused relu/hardtanh clamps real[c] to [lo, hi] first; in the quantized domain that is
 exactly clamping to [quantize(lo), quantize(hi)] (quantization is monotonic). The float32
 variant returns real[c], clamped.
-Weights are symmetric (zero point 0), as PyTorch's x86 and XNNPACK quantizers make them.
+The C kernels take symmetric weights (zero point 0, as PyTorch's x86 and XNNPACK quantizers
+make them); a weight with nonzero zero points takes the NumPy path, w - w_zp.
 """
 import ctypes
 import os
@@ -127,7 +128,7 @@ def _gemm(lib, pack, cols, w2, rq, out, p, octot, ocbase, za):
                   mult.ctypes.data, bias, *rq.args()[2:], out.ctypes.data, p, octot, ocbase)
 
 
-def qlinear(x, x_scale, x_zp, w, w_scale, bias, out_scale, out_zp, out_dtype,
+def qlinear(x, x_scale, x_zp, w, w_scale, w_zp, bias, out_scale, out_zp, out_dtype,
             clamp=(-np.inf, np.inf)):
     """x (..., K) uint8/int8, w (N, K) int8, w_scale (N,) or scalar -> (..., N) of
     out_dtype (uint8, int8 or float32); clamp: the real (lo, hi) of a fused relu/hardtanh."""
@@ -137,8 +138,8 @@ def qlinear(x, x_scale, x_zp, w, w_scale, bias, out_scale, out_zp, out_dtype,
     x2 = np.ascontiguousarray(x.reshape(-1, k))
     m = x2.shape[0]
     lib = native_lib()
-    if lib is None or m == 0 or n == 0:
-        acc = (x2.astype(np.float64) - int(x_zp)) @ w.astype(np.float64).T
+    if lib is None or m == 0 or n == 0 or _asymmetric(w_zp):
+        acc = (x2.astype(np.float64) - int(x_zp)) @ _centered(w, w_zp).T
         return rq.apply(acc, (1, n)).reshape(*lead, n)
     xu, za, flip = _as_u8(x2, x_zp)
     out = np.empty((m, n), rq.out_dtype)
@@ -153,7 +154,7 @@ def conv_out_size(size, k, s, p, d):
     return (size + 2 * p - d * (k - 1) - 1) // s + 1
 
 
-def qconv2d(x, x_scale, x_zp, w, w_scale, bias, stride, padding, dilation, groups,
+def qconv2d(x, x_scale, x_zp, w, w_scale, w_zp, bias, stride, padding, dilation, groups,
             out_scale, out_zp, out_dtype, clamp=(-np.inf, np.inf)):
     """x (N, C, H, W) uint8/int8, w (OC, C/groups, KH, KW) int8 -> (N, OC, OH, OW)."""
     n, c, h, wd = x.shape
@@ -162,8 +163,9 @@ def qconv2d(x, x_scale, x_zp, w, w_scale, bias, stride, padding, dilation, group
     oh, ow = conv_out_size(h, kh, sh, ph, dh), conv_out_size(wd, kw, sw, pw, dw)
     rq = _Requant(x_scale, w_scale, bias, out_scale, out_zp, out_dtype, clamp, oc)
     lib = native_lib()
-    if lib is None or 0 in (n, oc, oh, ow):
-        return _qconv2d_numpy(x, x_zp, w, rq, stride, padding, dilation, groups, oh, ow)
+    if lib is None or 0 in (n, oc, oh, ow) or _asymmetric(w_zp):
+        return _qconv2d_numpy(x, x_zp, _centered(w, w_zp), rq, stride, padding, dilation,
+                              groups, oh, ow)
     xu, za, flip = _as_u8(np.ascontiguousarray(x), x_zp)
     out = np.empty((n, oc, oh, ow), rq.out_dtype)
     if groups == c and cg == 1:
@@ -187,8 +189,22 @@ def qconv2d(x, x_scale, x_zp, w, w_scale, bias, stride, padding, dilation, group
     return out
 
 
+def _asymmetric(w_zp):
+    return w_zp is not None and bool(np.any(np.asarray(w_zp) != 0))
+
+
+def _centered(w, w_zp):
+    """w - w_zp (per output channel) as float64: exact for int8 data."""
+    w = w.astype(np.float64)
+    if w_zp is None:
+        return w
+    zp = np.broadcast_to(np.asarray(w_zp, np.float64).reshape(-1), (w.shape[0],))
+    return w - zp.reshape((-1,) + (1,) * (w.ndim - 1))
+
+
 def _qconv2d_numpy(x, x_zp, w, rq, stride, padding, dilation, groups, oh, ow):
-    """The same integers with NumPy: zero-point-padded windows, float64 (exact) matmul."""
+    """The same integers with NumPy: zero-point-padded windows, float64 (exact) matmul;
+    w is the centered float64 weight."""
     n, c = x.shape[:2]
     oc, cg, kh, kw = w.shape
     (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
@@ -200,6 +216,6 @@ def _qconv2d_numpy(x, x_zp, w, rq, stride, padding, dilation, groups, oh, ow):
     acc = np.empty((n, oc, oh, ow))
     for g in range(groups):
         xs = win[:, g * cg:(g + 1) * cg]
-        wg = w[g * ocg:(g + 1) * ocg].astype(np.float64)
+        wg = w[g * ocg:(g + 1) * ocg]
         acc[:, g * ocg:(g + 1) * ocg] = np.einsum("ncyxij,ocij->noyx", xs, wg)
     return rq.apply(acc, (1, oc, 1, 1))
