@@ -155,7 +155,99 @@ int NAME(const VT* vals, const uint8_t* meta, int64_t M, int64_t K, const XT* x,
 }
 
 GATHER(ss_gather_f32, float, float, float, float, pack_f32, row_f32, f2f)
+#ifdef __AVX512BF16__
+/* bf16 with vdpbf16ps: one instruction multiplies a kept pair (v0, v1) by the pair
+   (x[n, c0], x[n, c1]) for 16 n and adds both products into float32. The packed input holds,
+   per tile and group of four columns, all six column pairs a < b interleaved over the tile:
+   xP[(((t * G + g) * 6 + p) * BT + j) * 2 + {0, 1}] = x[n, 4g + a], x[n, 4g + b]. */
+#define KB2 32
+static const uint8_t PAIR_A[6] = {0, 0, 1, 0, 1, 2}, PAIR_B[6] = {1, 2, 2, 3, 3, 3};
+static const int8_t SLOT[16] = {-1, -1, -1, -1, 0, -1, -1, -1, 1, 2, -1, -1, 3, 4, 5, -1};
+
+static void pack_pairs(const uint16_t* x, int64_t N, int64_t K, int64_t s0, int64_t s1,
+                       uint16_t* xP) {
+    int64_t nt = ntiles(N), G = K / 4;
+    #pragma omp parallel for schedule(static)
+    for (int64_t task = 0; task < nt * G; task++) {
+        int64_t t = task / G, g = task % G;
+        uint16_t* out = xP + (t * G + g) * 6 * BT * 2;
+        for (int p = 0; p < 6; p++)
+            for (int64_t j = 0; j < BT; j++) {
+                int64_t n = t * BT + j;
+                out[(p * BT + j) * 2] = n < N ? x[n * s0 + (4 * g + PAIR_A[p]) * s1] : 0;
+                out[(p * BT + j) * 2 + 1] = n < N ? x[n * s0 + (4 * g + PAIR_B[p]) * s1] : 0;
+            }
+    }
+}
+
+int ss_gather_bf16(const uint16_t* vals, const uint8_t* meta, int64_t M, int64_t K,
+                   const uint16_t* x, int64_t N, int64_t xs0, int64_t xs1, const float* bias,
+                   uint16_t* y, int64_t ys0, int64_t ys1) {
+    int64_t nt = ntiles(N), nr = (M + RB - 1) / RB, G = K / 4;
+    uint16_t* xP = (uint16_t*)aligned_alloc(64, (size_t)(nt * G * 6 * BT * 2 * 2 + 64));
+    if (!xP) return 1;
+    pack_pairs(x, N, K, xs0, xs1, xP);
+    #pragma omp parallel
+    {
+        float* buf = (float*)aligned_alloc(64, RB * BT * sizeof(float));
+        #pragma omp for schedule(dynamic, 1)
+        for (int64_t task = 0; task < nr * nt; task++) {
+            int64_t r0 = (task / nt) * RB, t = task % nt, t0 = t * BT;
+            int64_t r1 = r0 + RB < M ? r0 + RB : M;
+            memset(buf, 0, RB * BT * sizeof(float));
+            for (int64_t g0 = 0; g0 < G; g0 += KB2 / 4) {
+                int64_t g1 = g0 + KB2 / 4 < G ? g0 + KB2 / 4 : G;
+                const uint16_t* xg = xP + (t * G + g0) * 6 * BT * 2;
+                for (int64_t i = r0; i < r1; i++) {
+                    float* acc = buf + (i - r0) * BT;
+                    const uint32_t* v = (const uint32_t*)(vals + i * (K / 2)) + g0;
+                    const uint8_t* code = meta + i * G + g0;
+                    __m512 a0 = _mm512_loadu_ps(acc), a1 = _mm512_loadu_ps(acc + 16);
+                    __m512 a2 = _mm512_loadu_ps(acc + 32), a3 = _mm512_loadu_ps(acc + 48);
+                    __m512 b0 = _mm512_setzero_ps(), b1 = b0, b2 = b0, b3 = b0;
+                    int64_t g = 0;
+                    for (; g + 1 < g1 - g0; g += 2) {     /* two groups: 8 independent sums */
+                        __m512bh w = (__m512bh)_mm512_set1_epi32((int)v[g]);
+                        __m512bh u = (__m512bh)_mm512_set1_epi32((int)v[g + 1]);
+                        const uint16_t* xp = xg + (g * 6 + SLOT[code[g]]) * BT * 2;
+                        const uint16_t* xq = xg + ((g + 1) * 6 + SLOT[code[g + 1]]) * BT * 2;
+                        a0 = _mm512_dpbf16_ps(a0, w, (__m512bh)_mm512_loadu_si512(xp));
+                        a1 = _mm512_dpbf16_ps(a1, w, (__m512bh)_mm512_loadu_si512(xp + 32));
+                        a2 = _mm512_dpbf16_ps(a2, w, (__m512bh)_mm512_loadu_si512(xp + 64));
+                        a3 = _mm512_dpbf16_ps(a3, w, (__m512bh)_mm512_loadu_si512(xp + 96));
+                        b0 = _mm512_dpbf16_ps(b0, u, (__m512bh)_mm512_loadu_si512(xq));
+                        b1 = _mm512_dpbf16_ps(b1, u, (__m512bh)_mm512_loadu_si512(xq + 32));
+                        b2 = _mm512_dpbf16_ps(b2, u, (__m512bh)_mm512_loadu_si512(xq + 64));
+                        b3 = _mm512_dpbf16_ps(b3, u, (__m512bh)_mm512_loadu_si512(xq + 96));
+                    }
+                    for (; g < g1 - g0; g++) {
+                        __m512bh w = (__m512bh)_mm512_set1_epi32((int)v[g]);
+                        const uint16_t* xp = xg + (g * 6 + SLOT[code[g]]) * BT * 2;
+                        a0 = _mm512_dpbf16_ps(a0, w, (__m512bh)_mm512_loadu_si512(xp));
+                        a1 = _mm512_dpbf16_ps(a1, w, (__m512bh)_mm512_loadu_si512(xp + 32));
+                        a2 = _mm512_dpbf16_ps(a2, w, (__m512bh)_mm512_loadu_si512(xp + 64));
+                        a3 = _mm512_dpbf16_ps(a3, w, (__m512bh)_mm512_loadu_si512(xp + 96));
+                    }
+                    _mm512_storeu_ps(acc, _mm512_add_ps(a0, b0));
+                    _mm512_storeu_ps(acc + 16, _mm512_add_ps(a1, b1));
+                    _mm512_storeu_ps(acc + 32, _mm512_add_ps(a2, b2));
+                    _mm512_storeu_ps(acc + 48, _mm512_add_ps(a3, b3));
+                }
+            }
+            int64_t n1 = t0 + BT < N ? t0 + BT : N;
+            for (int64_t n = t0; n < n1; n++)
+                for (int64_t i = r0; i < r1; i++)
+                    y[n * ys0 + i * ys1] = f2bf(buf[(i - r0) * BT + (n - t0)]
+                                                + (bias ? bias[i] : 0.f));
+        }
+        free(buf);
+    }
+    free(xP);
+    return 0;
+}
+#else
 GATHER(ss_gather_bf16, uint16_t, uint16_t, uint16_t, float, pack_bf16, row_bf16, f2bf)
+#endif
 GATHER(ss_gather_f16, uint16_t, uint16_t, uint16_t, float, pack_f16, row_f16, f2h)
 GATHER(ss_gather_i8, int8_t, int8_t, int8_t, int32_t, pack_i8, row_i8, i2b)
 
