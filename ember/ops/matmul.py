@@ -16,13 +16,17 @@ from .._memory import CACHE, cached_out
 from .. import _dtype as D
 from .._dispatch import dispatch
 from .._tensor import Tensor, _wrap_dim
+from . import _bf16_gemm
 from ._elementwise import write_out, type_name, inplace
+from ._lowp import cast
 from ._registry import register
 
 METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "addmm", "addmv", "addr", "addbmm", "baddbmm",
            "vdot", "inner", "outer", "ger", "tensordot", "chain_matmul", "einsum"]
+
+_BF16 = D.bfloat16.np
 
 # c10's scalar type names, as PyTorch's "expected m1 and m2 to have the same dtype" prints
 _C10 = {"float32": "float", "float64": "double", "float16": "c10::Half",
@@ -42,13 +46,24 @@ def _kind(a):
 def _product(fn, a, b):
     """fn(a, b) with half precision computed in float32 and rounded once."""
     dt = a.dtype
-    if dt.itemsize == 2 and (dt.kind == "f" or dt == D.bfloat16.np):     # float16 / bfloat16
-        return np.asarray(fn(a.astype(np.float32), b.astype(np.float32))).astype(dt)
+    if dt.itemsize == 2 and (dt.kind == "f" or dt == _BF16):     # float16 / bfloat16
+        return cast(_product_f32(fn, a, b), dt)
     if CACHE[0] is not None and fn is np.matmul and a.ndim == 2 and b.ndim == 2 \
             and dt == b.dtype and dt.kind in "fc":
         out = cached_out((a.shape[0], b.shape[1]), dt)   # ember.cpu caching allocator
         return np.matmul(a, b, out=out)
     return np.asarray(fn(a, b))
+
+
+def _product_f32(fn, a, b):
+    """fn(a, b) of half-precision arrays as float32, not yet rounded: bfloat16 products with
+    a matrix on the right run on the bf16 dot-product kernel (ops/_bf16_gemm.py)."""
+    if fn is np.matmul and a.dtype == _BF16 and b.dtype == _BF16 and b.ndim == 2 \
+            and a.ndim >= 2:
+        r = _bf16_gemm.mm(a.reshape(-1, a.shape[-1]), b)
+        if r is not None:
+            return r.reshape(a.shape[:-1] + (b.shape[1],))
+    return np.asarray(fn(cast(a, np.float32), cast(b, np.float32)))
 
 
 def _check_mm_dtypes(a, b):
@@ -493,19 +508,21 @@ def _fused(inp, prod, beta, alpha, shape, dt, skip_alpha0):
         if alpha != 1:
             res = res * alpha
     if beta != 0:
-        i = inp.astype(np.float32) if half else inp
+        i = cast(inp, np.float32) if half else inp
         res = res + (i if beta == 1 else i * beta)
+    if res.shape == tuple(shape) and res.flags.c_contiguous:
+        return cast(res, dt)
     return np.array(np.broadcast_to(res, shape), dtype=dt)
 
 
 def _cast_all(dt, *arrs):
-    return arrs if dt is None else tuple(a.astype(dt) for a in arrs)
+    return arrs if dt is None else tuple(cast(a, dt) for a in arrs)
 
 
 def _addmm_kernel(inp, a, b, beta=1, alpha=1):
     shape = _addmm_check(inp.shape, a.shape, b.shape, inp.dtype, a.dtype, b.dtype)
-    return _fused(inp, lambda c: np.matmul(*_cast_all(c, a, b)), beta, alpha, shape,
-                  a.dtype, True)
+    return _fused(inp, lambda c: np.matmul(a, b) if c is None else _product_f32(np.matmul, a, b),
+                  beta, alpha, shape, a.dtype, True)
 
 
 def _addmv_kernel(inp, m, v, beta=1, alpha=1):

@@ -16,6 +16,7 @@ from .. import _dtype as D
 from .._dispatch import dispatch
 from .._tensor import Tensor, _wrap_dim
 from ._elementwise import write_out, type_name
+from ._lowp import cast
 from ._registry import register, check_dtype_arg
 
 METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
@@ -95,7 +96,7 @@ def _sum_kernel(a, dims, keepdim, dtype):
     r = _add_reduce(a, axis=dims, keepdims=keepdim, dtype=acc)
     if r.__class__ is not np.ndarray:
         r = np.asarray(r)
-    return r if r.dtype == out else r.astype(out)
+    return r if r.dtype == out else cast(r, out)
 
 
 _add_reduce = np.add.reduce
@@ -132,10 +133,13 @@ def _sum_to_size_kernel(a, shape):
                                       if s == 1 and have[i] != 1)
     if not axes:
         return a.copy().reshape(shape)
-    # the ufunc's reduce directly (np.sum's Python wrapper costs more than a bias-sized sum)
-    r = _add_reduce(a, axis=axes, keepdims=True) if a.dtype.kind in "fc" else \
-        np.sum(a, axis=axes, keepdims=True)
-    return r.reshape(shape)
+    if a.dtype.kind in "biu":
+        return np.sum(a, axis=axes, keepdims=True).reshape(shape)
+    # the ufunc's reduce directly (np.sum's Python wrapper costs more than a bias-sized sum);
+    # bf16/fp16 sum in float32 and round once
+    acc, out = _acc_dtype(a, None)
+    r = _add_reduce(a, axis=axes, keepdims=True, dtype=acc)
+    return (r if acc == out else cast(r, out)).reshape(shape)
 
 
 def _sum_to_size_meta(a, shape):

@@ -12,7 +12,8 @@ from ... import _dtype as D
 from ..._dispatch import dispatch
 from ..._tensor import Tensor
 from ...ops._registry import register
-from ...ops.matmul import _product, _C10, einsum
+from ...ops._lowp import cast
+from ...ops.matmul import _product, _product_f32, _C10, einsum
 
 __all__ = ["linear", "bilinear"]
 
@@ -59,6 +60,11 @@ def _linear_meta(x, w, b):
 
 
 def _linear_kernel(x, w, b):
+    if x.dtype == np.float16 or x.dtype == D.bfloat16.np:   # bias added before rounding
+        y = _product_f32(np.matmul, x, w.T)
+        if b is not None:
+            y += cast(b, np.float32)
+        return cast(y, x.dtype)
     y = _product(np.matmul, x, w.T)
     if b is not None:
         y = y + b
