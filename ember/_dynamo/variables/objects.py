@@ -78,7 +78,8 @@ class UserDefinedObjectVariable(_ObjectVariable):
             return self.pending[name]
         obj = self.value
         cls = type(obj)
-        if "__getattr__" in cls.__dict__ or cls.__getattribute__ is not object.__getattribute__:
+        if ("__getattr__" in cls.__dict__ or cls.__getattribute__ is not object.__getattribute__) \
+                and cls is not types.SimpleNamespace:   # generic getattr (fx code's op paths)
             unsupported(f"{cls.__name__} customizes attribute access")
         d = getattr(obj, "__dict__", None)
         if d is not None and name in d:
