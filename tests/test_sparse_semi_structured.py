@@ -313,3 +313,62 @@ def test_sparse_weight_gradient_raises():
     with pytest.raises(NotImplementedError, match="gradient w.r.t. the 2:4 sparse matrix"):
         y.sum().backward()
     assert not lin.weight.detach().requires_grad
+
+
+# ------------------------------------------------------------------ ao.pruning
+def _two_models(seed=7):
+    rng = np.random.default_rng(seed)
+    e = ember.nn.Sequential(ember.nn.Linear(16, 32), ember.nn.ReLU(), ember.nn.Linear(32, 12))
+    t = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 12))
+    for (_, ep), (_, tp) in zip(e.named_parameters(), t.named_parameters()):
+        v = rng.standard_normal(tuple(tp.shape)).astype(np.float32)
+        ep.data = ember.tensor(v)
+        tp.data = torch.tensor(v)
+    return e, t
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(sparsity_level=1.0, sparse_block_shape=(1, 4), zeros_per_block=2),   # the 2:4 recipe
+    dict(sparsity_level=0.5, sparse_block_shape=(1, 4), zeros_per_block=2),
+    dict(sparsity_level=0.3, sparse_block_shape=(3, 5)),
+    dict(sparsity_level=0.6, sparse_block_shape=(2, 4), zeros_per_block=3, norm=1),
+])
+def test_weight_norm_sparsifier_matches_pytorch(kwargs):
+    from torch.ao.pruning import WeightNormSparsifier as TorchSparsifier
+    from ember.ao.pruning import WeightNormSparsifier
+    e, t = _two_models()
+    config = [{"tensor_fqn": "0.weight"}, {"tensor_fqn": "2.weight"}]
+    es, ts = WeightNormSparsifier(**kwargs), TorchSparsifier(**kwargs)
+    es.prepare(e, config)
+    ts.prepare(t, config)
+    es.step()
+    ts.step()
+    for fqn in ("0.weight", "2.weight"):
+        np.testing.assert_array_equal(es.state[fqn]["mask"].numpy(),
+                                      ts.state[fqn]["mask"].numpy())
+    x = np.random.default_rng(8).standard_normal((5, 16)).astype(np.float32)
+    np.testing.assert_allclose(e(ember.tensor(x)).detach().numpy(),
+                               t(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-5)
+    es.squash_mask()
+    ts.squash_mask()
+    np.testing.assert_array_equal(e[0].weight.detach().numpy(), t[0].weight.detach().numpy())
+    assert not hasattr(e[0], "parametrizations")
+
+
+def test_pruned_model_runs_semi_structured():
+    """Tutorial flow: 2:4-prune with the sparsifier, then swap in compressed weights."""
+    from ember.ao.pruning import WeightNormSparsifier
+    e, t = _two_models()
+    e, t = e.half(), t.half()
+    s = WeightNormSparsifier(sparsity_level=1.0, sparse_block_shape=(1, 4), zeros_per_block=2)
+    s.prepare(e, [{"tensor_fqn": "0.weight"}])
+    s.step()
+    s.squash_mask()
+    x = np.random.default_rng(9).standard_normal((4, 16))
+    ex, tx = _pair(x, "float16")
+    t[0].weight.data = torch.tensor(e[0].weight.detach().float().numpy()).half()
+    ref = t(tx)
+    e[0].weight = ember.nn.Parameter(
+        to_sparse_semi_structured(e[0].weight.detach()), requires_grad=False)
+    with ember.no_grad():
+        _close(e(ex), ref, "float16")
