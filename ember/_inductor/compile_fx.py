@@ -13,7 +13,7 @@ import warnings
 from .._logging import getArtifactLogger
 from .._symbolic import SymInt
 from .._tensor import Tensor
-from . import autotune, codecache, config, cpp_builder, cpp_wrapper
+from . import autotune, codecache, config, cpp_builder, cpp_wrapper, quant_lowering
 from .codegen_c import prelude
 from .decompose import decompose_graph
 from .ir import Buffer
@@ -53,6 +53,7 @@ def compile_fx_inner(gm, example_inputs, **kwargs):
     tuple, as the graph's forward does."""
     if any(n.op == "placeholder" and "val" not in n.meta for n in gm.graph.nodes):
         _fill_metas(gm, example_inputs)
+    gm = quant_lowering.fuse_int8(gm)      # dq -> linear/conv -> q chains to int8 kernels
     pgm = decompose_graph(gm)
     try:
         sched = Scheduler(pgm).run()
