@@ -68,16 +68,18 @@ def _check_root(t, i):
 
 
 def _root_grad(t, g, i, create_graph):
-    from ..ops.creation import ones_like
     if g is None:
-        if t._data.size != 1:
+        a = t._data
+        if a.size != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
-        if not t._dtype.is_floating_point:
+        dt = t._dtype
+        if not dt.is_floating_point:
             raise RuntimeError(f"grad can be implicitly created only for real scalar outputs "
-                               f"but got {t._dtype}")
+                               f"but got {dt}")
         if t._backend == "cpu" and not STATE.modes and not TF.active:   # ones_like, directly
-            from ..ops.creation import FULL
-            return FULL.execute((t._data.shape, 1, t._dtype))
+            return wrap(np.array(1, dt.np).reshape(a.shape) if a.ndim else np.array(1, dt.np),
+                        dt)
+        from ..ops.creation import ones_like
         return ones_like(t)
     if not isinstance(g, Tensor):
         from ..ops.creation import tensor as _tensor
@@ -211,15 +213,18 @@ def _dependencies(roots, targets, run_targets):
     """
     deps = {}
     stack = list(dict.fromkeys(roots))    # a root given twice (grad([y, y])) is one node
-    seen = set(stack)
+    root_set = set(stack)
     while stack:
         n = stack.pop()
         for nxt, _ in n.next_functions:
             if nxt is not None:
-                deps[nxt] = deps.get(nxt, 0) + 1
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
+                c = deps.get(nxt)
+                if c is None:                # first edge into nxt: walk it once
+                    deps[nxt] = 1
+                    if nxt not in root_set:
+                        stack.append(nxt)
+                else:
+                    deps[nxt] = c + 1
     if targets is None:
         return deps, None
     tnodes = {n for n, _ in targets}
