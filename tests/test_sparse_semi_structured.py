@@ -168,6 +168,18 @@ def test_mm_both_sides_and_addmm(dtype):
     _close(ember.addmm(ebias, ea, s.t()), torch.addmm(tbias, ta, tw.t()), dtype)
 
 
+@pytest.mark.parametrize("dtype,m,k", [("float16", 16, 48), ("bfloat16", 32, 80),
+                                       ("int8", 32, 96), ("float32", 32, 160)])
+def test_reduction_not_a_multiple_of_the_kernel_block(dtype, m, k):
+    """The kernels block the reduction by 64 columns; a last, partial block still counts."""
+    rng = np.random.default_rng(11)
+    s, tw = _sparse(_masked(rng, m, k, dtype), dtype)
+    ea, ta = _pair(_values(rng, (70, k), dtype), dtype)
+    ec, tc = _pair(_values(rng, (70, m), dtype), dtype)
+    _close(ember.nn.functional.linear(ea, s), torch.nn.functional.linear(ta, tw), dtype)
+    _close(ember.mm(ec, s), torch.mm(tc, tw), dtype)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_linear_batched_noncontiguous_and_empty(dtype):
     s, tw, rng = _operands(dtype)

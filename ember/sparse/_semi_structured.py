@@ -139,7 +139,7 @@ class SparseSemiStructuredTensor(Tensor):
 
     def t(self):
         return _make(type(self), self._vals, self._meta, not self._transposed, False,
-                     self.alg_id_cusparselt)
+                     self.alg_id_cusparselt, self._layout)
 
     T = property(t)
     mT = property(t)
@@ -156,7 +156,7 @@ class SparseSemiStructuredTensor(Tensor):
 
     def detach(self):
         return _make(type(self), self._vals, self._meta, self._transposed, False,
-                     self.alg_id_cusparselt)
+                     self.alg_id_cusparselt, self._layout)
 
     def clone(self, *, memory_format=None):
         return _make(type(self), self._vals.copy(), self._meta.copy(), self._transposed,
@@ -200,7 +200,8 @@ class SparseSemiStructuredTensor(Tensor):
         """nn.Parameter(sparse): the same sparse matrix, registered as a parameter (as
         PyTorch's Parameter keeps a tensor subclass's type)."""
         cls = _parameter_class(getattr(type(data), "_plain", type(data)))
-        p = _make(cls, data._vals, data._meta, data._transposed, False, data.alg_id_cusparselt)
+        p = _make(cls, data._vals, data._meta, data._transposed, False, data.alg_id_cusparselt,
+                  data._layout)
         p.requires_grad_(requires_grad)
         return p
 
@@ -269,9 +270,12 @@ def _no_sparse_grad(grad):
         "requires_grad_(False) or build it from a tensor that does not require grad")
 
 
-def _make(cls, vals, meta, transposed, requires_grad, alg_id):
+def _make(cls, vals, meta, transposed, requires_grad, alg_id, layout=None):
+    """`layout`: a dict shared by the tensors over the same storage (t(), detach()) that
+    caches the kernels' blocked copy of it."""
     t = object.__new__(cls)
     t._vals, t._meta, t._transposed = vals, meta, bool(transposed)
+    t._layout = {} if layout is None else layout
     m, k = vals.shape[0], vals.shape[1] * 2
     t._data = _SparseData((k, m) if transposed else (m, k), vals.dtype, cls.__name__)
     t._dtype, t._storage = D.from_numpy_dtype(vals.dtype), _Storage(0)
@@ -419,11 +423,14 @@ def _shapes(a, b):
 def _times(x2, s, transpose, bias=None):
     """x2 (N, p) @ M for M = s's logical matrix (transposed if `transpose`): the gather
     kernel when M is W^T, the scatter kernel when M is W."""
+    layout = s._layout.get("blocked")
+    if layout is None:
+        layout = s._layout["blocked"] = K.blocked(s._vals, s._meta)
     if s._transposed != transpose:
         b = None if bias is None else np.asarray(bias, np.int32 if s._vals.dtype == np.int8
                                                  else np.float32)
-        return K.gather(s._vals, s._meta, x2, b)
-    y = K.scatter(s._vals, s._meta, x2)
+        return K.gather(s._vals, s._meta, x2, b, layout)
+    y = K.scatter(s._vals, s._meta, x2, layout)
     return y if bias is None else (y + bias).astype(y.dtype)
 
 

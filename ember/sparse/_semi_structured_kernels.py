@@ -2,6 +2,9 @@
 
 Note: the weight W (m, k) is stored as its kept values V (m, k/2) and one code byte per
 group of four columns (m, k/4): bits 0-1 and 2-3 are the positions of the two kept values.
+The kernels read them reordered by `blocked`: reduction block by block (KB columns), all
+rows of a block in one contiguous run, so a block's pass streams memory instead of
+touching one page per row (row strides of 4 KiB and more thrashed the TLB).
 Only kept values are loaded and multiplied:
 
     gather  y[n, i] = sum_g V[i, 2g] x[n, 4g + c0] + V[i, 2g+1] x[n, 4g + c1]   (x @ W^T)
@@ -21,7 +24,9 @@ import numpy as np
 
 from .._inductor.native import load_native
 
-__all__ = ["gather", "scatter"]
+__all__ = ["gather", "scatter", "blocked", "columns"]
+
+KB = 64         # the C source's reduction block
 
 _SOURCE = r"""
 #include <stdint.h>
@@ -139,7 +144,7 @@ int NAME(const VT* vals, const uint8_t* meta, int64_t M, int64_t K, const XT* x,
                 int64_t ng = ((k0 + KB < K ? k0 + KB : K) - k0) / 4;                    \
                 const ACC* xk = xT + ((task % nt) * K + k0) * BT;                       \
                 for (int64_t i = r0; i < r1; i++)                                       \
-                    ROWF(vals + i * (K / 2) + k0 / 2, meta + i * (K / 4) + k0 / 4, ng,  \
+                    ROWF(vals + k0 / 2 * M + i * ng * 2, meta + k0 / 4 * M + i * ng, ng,\
                          xk, BT, buf + (i - r0) * BT);                                  \
             }                                                                           \
             int64_t n1 = t0 + BT < N ? t0 + BT : N;                                     \
@@ -197,11 +202,13 @@ int ss_gather_bf16(const uint16_t* vals, const uint8_t* meta, int64_t M, int64_t
             memset(buf, 0, RB * BT * sizeof(float));
             for (int64_t g0 = 0; g0 < G; g0 += KB2 / 4) {
                 int64_t g1 = g0 + KB2 / 4 < G ? g0 + KB2 / 4 : G;
+                int64_t kb0 = g0 * 4 / KB * KB, h = g0 - kb0 / 4;
+                int64_t ngb = ((kb0 + KB < K ? kb0 + KB : K) - kb0) / 4;
                 const uint16_t* xg = xP + (t * G + g0) * 6 * BT * 2;
                 for (int64_t i = r0; i < r1; i++) {
                     float* acc = buf + (i - r0) * BT;
-                    const uint32_t* v = (const uint32_t*)(vals + i * (K / 2)) + g0;
-                    const uint8_t* code = meta + i * G + g0;
+                    const uint32_t* v = (const uint32_t*)(vals + kb0 / 2 * M + i * ngb * 2) + h;
+                    const uint8_t* code = meta + kb0 / 4 * M + i * ngb + h;
                     __m512 a0 = _mm512_loadu_ps(acc), a1 = _mm512_loadu_ps(acc + 16);
                     __m512 a2 = _mm512_loadu_ps(acc + 32), a3 = _mm512_loadu_ps(acc + 48);
                     __m512 b0 = _mm512_setzero_ps(), b1 = b0, b2 = b0, b3 = b0;
@@ -269,8 +276,8 @@ int NAME(const VT* vals, const uint8_t* meta, int64_t M, int64_t K, const XT* x,
             memset(buf, 0, KB * BT * sizeof(ACC));                                      \
             for (int64_t i = 0; i < M; i++) {                                           \
                 const ACC* xi = xT + ((task % nt) * M + i) * BT;                        \
-                const VT* v = vals + i * (K / 2) + k0 / 2;                              \
-                const uint8_t* code = meta + i * (K / 4) + k0 / 4;                      \
+                const VT* v = vals + k0 / 2 * M + i * ng * 2;                           \
+                const uint8_t* code = meta + k0 / 4 * M + i * ng;                       \
                 for (int64_t g = 0; g < ng; g++) {                                      \
                     ACC w0 = VCONV(v[2 * g]), w1 = VCONV(v[2 * g + 1]);                 \
                     ACC* o0 = buf + (4 * g + (code[g] & 3)) * BT;                       \
@@ -328,9 +335,21 @@ def _check(rc, what):
         raise MemoryError(f"{what}: could not allocate the packed input")
 
 
-def gather(vals, meta, x, bias=None):
+def blocked(vals, meta):
+    """`vals`, `meta` reordered for the kernels: for each block of KB columns, its slice of
+    every row, rows one after the other (flat arrays)."""
+    k = vals.shape[1] * 2
+    vb = np.concatenate([vals[:, k0 // 2:min(k0 + KB, k) // 2].reshape(-1)
+                         for k0 in range(0, k, KB)] or [vals.reshape(-1)])
+    mb = np.concatenate([meta[:, k0 // 4:min(k0 + KB, k) // 4].reshape(-1)
+                         for k0 in range(0, k, KB)] or [meta.reshape(-1)])
+    return vb, mb
+
+
+def gather(vals, meta, x, bias=None, layout=None):
     """x (N, k) @ W^T -> (N, m), W the (m, k) 2:4 matrix of `vals` (m, k/2) / `meta`
-    (m, k/4); bias (m,) in the accumulator dtype (float32, or int32 for int8) or None."""
+    (m, k/4); bias (m,) in the accumulator dtype (float32, or int32 for int8) or None;
+    `layout`: blocked(vals, meta) when the caller keeps it."""
     m, k = vals.shape[0], vals.shape[1] * 2
     n = x.shape[0]
     y = np.empty((n, m), vals.dtype)
@@ -338,14 +357,15 @@ def gather(vals, meta, x, bias=None):
     if lib is None or n == 0 or m == 0 or k == 0:
         return _gather_numpy(vals, meta, x, bias, y)
     xs0, xs1 = _strides(x)
+    vb, mb = layout or blocked(vals, meta)
     fn = getattr(lib, f"ss_gather_{_SUFFIX[vals.dtype.name]}")
-    _check(fn(vals.ctypes.data, meta.ctypes.data, m, k, x.ctypes.data, n, xs0, xs1,
+    _check(fn(vb.ctypes.data, mb.ctypes.data, m, k, x.ctypes.data, n, xs0, xs1,
               None if bias is None else bias.ctypes.data, y.ctypes.data, m, 1),
            "semi-structured mm")
     return y
 
 
-def scatter(vals, meta, x):
+def scatter(vals, meta, x, layout=None):
     """x (N, m) @ W -> (N, k), with W the (m, k) 2:4 matrix of `vals` / `meta`."""
     m, k = vals.shape[0], vals.shape[1] * 2
     n = x.shape[0]
@@ -354,8 +374,9 @@ def scatter(vals, meta, x):
     if lib is None or n == 0 or m == 0 or k == 0:
         return _scatter_numpy(vals, meta, x, y)
     xs0, xs1 = _strides(x)
+    vb, mb = layout or blocked(vals, meta)
     fn = getattr(lib, f"ss_scatter_{_SUFFIX[vals.dtype.name]}")
-    _check(fn(vals.ctypes.data, meta.ctypes.data, m, k, x.ctypes.data, n, xs0, xs1,
+    _check(fn(vb.ctypes.data, mb.ctypes.data, m, k, x.ctypes.data, n, xs0, xs1,
               y.ctypes.data, k, 1), "semi-structured mm")
     return y
 
