@@ -30,6 +30,7 @@ bench: $(STAMP)
 	$(VPY) benchmarks/run.py
 	$(VPY) benchmarks/eager_models.py
 	$(VPY) benchmarks/compile.py
+	$(VPY) benchmarks/attention.py
 
 lint: $(STAMP)
 	$(VPY) -m pip install -q ruff
