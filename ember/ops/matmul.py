@@ -20,6 +20,7 @@ from . import _bf16_gemm
 from ._elementwise import write_out, type_name, inplace
 from ._lowp import cast
 from ._registry import register
+from .shape import PERMUTE
 
 METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
 
@@ -329,6 +330,10 @@ def _matmul_vjp(ctx, g):
     if db == 2 and da > 2:                        # a batch of rows times one matrix
         ga = matmul(g, b.conj().t()) if na else None
         gb = _fold(a.conj()).t().mm(_fold(g)) if nb else None
+        return ga, gb
+    if da == 2 and db == 2 and not a._dtype.is_complex:   # a linear layer's: the ops direct
+        ga = dispatch(MATMUL, (g, dispatch(PERMUTE, (b, (1, 0))))) if na else None
+        gb = dispatch(MATMUL, (dispatch(PERMUTE, (a, (1, 0))), g)) if nb else None
         return ga, gb
     ga = matmul(g, b.conj().mT) if na else None
     gb = matmul(a.conj().mT, g) if nb else None
