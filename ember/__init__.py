@@ -18,6 +18,8 @@ from ._device import device
 from ._tensor import Tensor, Size, is_tensor
 from ._memory import (memory_allocated, max_memory_allocated, reset_peak_memory_stats,
                       memory_stats, memory_reserved, OutOfMemoryError)
+from ._malloc import tune as _tune_malloc
+_tune_malloc()      # keep freed temporaries in the process: no page faults per step
 from . import ops
 from .ops.creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, empty, full,
                            zeros_like, ones_like, empty_like, full_like, arange, linspace,
@@ -172,9 +174,12 @@ from . import distributed  # noqa: E402,F401  (torch.distributed)
 # and `import torch.distributions` under `ember run` all still work.
 _LAZY_SUBMODULES = frozenset({"distributions", "hub", "testing", "masked", "nested",
                               "signal", "multiprocessing", "func", "fx", "_dynamo", "compiler",
-                              "_logging", "_numpy", "onnx", "export", "version"})
+                              "_logging", "_numpy", "onnx", "export", "version",
+                              "ao", "quantization"})
 _LAZY_ATTRS = {"vmap": "func", "cond": "_higher_order",
                "_register_device_module": "_privateuse1"}   # torch.vmap -> torch.func.vmap
+_LAZY_ATTRS.update({n: "ao.quantization._qtensor" for n in (
+    "quantize_per_tensor", "quantize_per_channel", "quantize_per_tensor_dynamic", "dequantize")})
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,

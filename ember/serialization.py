@@ -43,15 +43,15 @@ _STORAGE_NAMES = {
     "bfloat16": "BFloat16Storage", "int64": "LongStorage", "int32": "IntStorage",
     "int16": "ShortStorage", "int8": "CharStorage", "uint8": "ByteStorage",
     "bool": "BoolStorage", "complex64": "ComplexFloatStorage",
-    "complex128": "ComplexDoubleStorage",
+    "complex128": "ComplexDoubleStorage", "qint8": "QInt8Storage", "quint8": "QUInt8Storage",
+    "qint32": "QInt32Storage", "quint4x2": "QUInt4x2Storage", "quint2x4": "QUInt2x4Storage",
 }
 _DTYPE_OF_STORAGE = {v: k for k, v in _STORAGE_NAMES.items()}
 _DTYPE_OF_STORAGE["UntypedStorage"] = "uint8"
 # torch dtypes that ember does not have: named in the error when a file uses one
 _UNSUPPORTED_DTYPES = {"uint16", "uint32", "uint64", "complex32", "float8_e4m3fn",
                        "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu",
-                       "float4_e2m1fn_x2", "qint8", "quint8", "qint32", "quint4x2",
-                       "quint2x4", "bits8", "bits16", "bits1x8", "bits2x4", "bits4x2"}
+                       "float4_e2m1fn_x2", "bits8", "bits16", "bits1x8", "bits2x4", "bits4x2"}
 
 
 # ======================================================================= saving
@@ -128,6 +128,7 @@ class _Pickler(pickle._Pickler):
         self.save(self._g("torch", obj.name))
 
     dispatch[D.dtype] = _save_dtype
+    dispatch[D.qscheme] = _save_dtype       # torch.per_tensor_affine, ...
 
     def persistent_id(self, obj):
         if type(obj) is _StorageRef:
@@ -146,6 +147,11 @@ class _Pickler(pickle._Pickler):
 
     def _reduce_tensor(self, t):
         from .nn.parameter import Parameter
+        if t._backend == "quantized":       # torch's layout: integer storage + quantizer
+            ref, offset, stride = self._storage_of(t)
+            return (self._g("torch._utils", "_rebuild_qtensor"),
+                    (ref, offset, tuple(t.shape), stride, t._quantizer(), False,
+                     collections.OrderedDict()))
         if t._backend != "cpu":
             raise RuntimeError(f"ember.save: cannot save a tensor without data on device "
                                f"'{t.device}' ({'fake' if t._fake else 'meta'} tensor)")
@@ -402,6 +408,12 @@ def _rebuild_from_type_v2(func, new_type, args, state):
     return _set_obj_state(t, state)
 
 
+def _rebuild_qtensor(storage, storage_offset, size, stride, quantizer_params, requires_grad,
+                     backward_hooks):
+    from .ao.quantization._qtensor import from_ints
+    return from_ints(_rebuild_tensor(storage, storage_offset, size, stride), quantizer_params)
+
+
 def _rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
     from .ops.creation import empty
     return empty(tuple(size), dtype=dtype, device="meta", requires_grad=requires_grad)
@@ -451,7 +463,11 @@ def _torch_globals():
         "torch._utils._rebuild_meta_tensor_no_storage": _rebuild_meta_tensor_no_storage,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
     }
-    for name in ("_rebuild_qtensor", "_rebuild_sparse_tensor", "_rebuild_nested_tensor",
+    g["torch._utils._rebuild_qtensor"] = _rebuild_qtensor
+    for q in ("per_tensor_affine", "per_channel_affine", "per_tensor_symmetric",
+              "per_channel_symmetric", "per_channel_affine_float_qparams"):
+        g[f"torch.{q}"] = getattr(D, q)
+    for name in ("_rebuild_sparse_tensor", "_rebuild_nested_tensor",
                  "_rebuild_wrapper_subclass", "_rebuild_device_tensor_from_numpy",
                  "_rebuild_device_tensor_from_cpu_tensor"):
         g[f"torch._utils.{name}"] = _unsupported(name)
