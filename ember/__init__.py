@@ -18,6 +18,8 @@ from ._device import device
 from ._tensor import Tensor, Size, is_tensor
 from ._memory import (memory_allocated, max_memory_allocated, reset_peak_memory_stats,
                       memory_stats, memory_reserved, OutOfMemoryError)
+from ._malloc import tune as _tune_malloc
+_tune_malloc()      # keep freed temporaries in the process: no page faults per step
 from . import ops
 from .ops.creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, empty, full,
                            zeros_like, ones_like, empty_like, full_like, arange, linspace,
