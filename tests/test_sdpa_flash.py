@@ -305,3 +305,26 @@ def test_sdpa_kernel_argument_errors_and_enum():
                                                       TB.__members__.values()}
     assert int(SDPBackend.FLASH_ATTENTION) == int(TB.FLASH_ATTENTION)
     assert ember.nn.attention.sdpa_kernel is sdpa_kernel
+
+
+def test_autocast_casts_float32_like_torch():
+    q = np.random.default_rng(10).standard_normal((1, 2, 6, 8)).astype(np.float32)
+    m = np.zeros((6, 6), np.float32)
+    for lib, fn in ((ember, F.scaled_dot_product_attention),
+                    (torch, TF.scaled_dot_product_attention)):
+        t, tm = lib.from_numpy(q), lib.from_numpy(m)
+        with lib.autocast("cpu"):
+            got = [fn(t, t, t).dtype, fn(t.double(), t.double(), t.double()).dtype,
+                   fn(t, t, t, tm).dtype]
+        assert [str(d).split(".")[-1] for d in got] == ["bfloat16", "float64", "bfloat16"]
+
+
+def test_compiled_sdpa_keeps_the_flash_op_whole():
+    from ember._prims import is_extern
+    from ember.ops.attention import FLASH, FLASH_BACKWARD
+    assert is_extern(FLASH) and is_extern(FLASH_BACKWARD)
+    x = ember.from_numpy(np.random.default_rng(11).standard_normal((1, 2, 70, 16))
+                         .astype(np.float32))
+    fn = ember.compile(lambda a: F.scaled_dot_product_attention(a, a, a, is_causal=True) * 2)
+    eager = F.scaled_dot_product_attention(x, x, x, is_causal=True) * 2
+    assert np.allclose(fn(x).numpy(), eager.numpy(), atol=1e-6)

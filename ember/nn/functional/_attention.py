@@ -19,6 +19,7 @@ import warnings
 
 from ... import _dtype as D
 from ..._tensor import Tensor
+from ...amp.autocast_mode import get_autocast_dtype, is_autocast_enabled
 from ...ops.creation import ones, zeros, zeros_like
 from ...ops.matmul import _C10, baddbmm, bmm
 from ...ops.attention import FLASH
@@ -69,6 +70,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(Q K^T * scale + mask) V, with optional causal masking, dropout and GQA."""
     _check_sdpa(query, key, value, attn_mask)
+    if is_autocast_enabled("cpu") and query.device.type == "cpu":
+        # PyTorch's CPU autocast lists SDPA as lower precision: float32 tensors are cast
+        low = get_autocast_dtype("cpu")
+        query, key, value, attn_mask = (t.to(low) if t is not None and t.dtype is D.float32
+                                        else t for t in (query, key, value, attn_mask))
     if query.device.type == "cpu" and select_backend(
             query, key, value, attn_mask, dropout_p, enable_gqa) is SDPBackend.FLASH_ATTENTION:
         if attn_mask is not None and attn_mask.dtype is D.bool:
