@@ -15,12 +15,22 @@ from ... import nn
 from .observer import (FixedQParamsObserver, HistogramObserver,
                        MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver,
                        _is_per_channel, _is_per_tensor, _is_symmetric, _with_args,
-                       _with_callable_args)
+                       _with_callable_args, default_fixed_qparams_range_0to1_observer,
+                       default_fixed_qparams_range_neg1to1_observer)
 
 __all__ = [
     "FakeQuantizeBase", "FakeQuantize", "FixedQParamsFakeQuantize",
     "FusedMovingAvgObsFakeQuantize", "disable_fake_quant", "disable_observer",
     "enable_fake_quant", "enable_observer",
+    "default_fake_quant", "default_weight_fake_quant", "default_dynamic_fake_quant",
+    "default_fixed_qparams_range_neg1to1_fake_quant",
+    "default_fixed_qparams_range_0to1_fake_quant",
+    "default_symmetric_fixed_qparams_fake_quant", "default_affine_fixed_qparams_fake_quant",
+    "default_per_channel_weight_fake_quant", "default_embedding_fake_quant",
+    "default_embedding_fake_quant_4bit", "default_histogram_fake_quant",
+    "default_fused_act_fake_quant", "default_fused_wt_fake_quant",
+    "default_fused_per_channel_wt_fake_quant", "fused_wt_fake_quant_range_neg_127_to_127",
+    "fused_per_channel_wt_fake_quant_range_neg_127_to_127",
 ]
 
 
@@ -108,12 +118,15 @@ class FakeQuantize(FakeQuantizeBase):
         self.zero_point.copy_(zero_point)
 
     def _fake_quant(self, X):
+        # Copies of the qparams: a module shared by several graph edges refreshes its
+        # buffers in place while an earlier call's backward still needs its values.
         obs = self.activation_post_process
+        scale, zero_point = self.scale.clone(), self.zero_point.clone()
         if self.is_per_channel:
             return ember.fake_quantize_per_channel_affine(
-                X, self.scale, self.zero_point, self.ch_axis, obs.quant_min, obs.quant_max)
+                X, scale, zero_point, self.ch_axis, obs.quant_min, obs.quant_max)
         return ember.fake_quantize_per_tensor_affine(
-            X, self.scale, self.zero_point, obs.quant_min, obs.quant_max)
+            X, scale, zero_point, obs.quant_min, obs.quant_max)
 
     def forward(self, X):
         if int(self.observer_enabled[0]) == 1:
@@ -184,7 +197,9 @@ class FixedQParamsFakeQuantize(FakeQuantize):
 
 class FusedMovingAvgObsFakeQuantize(FakeQuantize):
     """Moving-average observation and fake quantization in one module (PyTorch fuses
-    them into one kernel; here they are the same ember ops in sequence)."""
+    them into one kernel; here they are ember ops in sequence). While training, the
+    qparams follow the fused kernel's rule (_choose_qparams); calculate_qparams, which
+    convert uses, is the observer's."""
 
     def __init__(self, observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255,
                  **observer_kwargs):
@@ -196,6 +211,53 @@ class FusedMovingAvgObsFakeQuantize(FakeQuantize):
         self.register_buffer("fake_quant_enabled", ember.tensor([1], dtype=ember.int64))
         self.register_buffer("observer_enabled", ember.tensor([1], dtype=ember.int64))
         self.is_symmetric_quant = _is_symmetric(self.activation_post_process.qscheme)
+
+    def _choose_qparams(self, min_val, max_val):
+        """PyTorch's ChooseQuantizationParams per element: [min, max] widened to hold 0
+        (and made symmetric for symmetric schemes), scale = range / (qmax - qmin) with
+        a floor of 6.1e-5, zero point nudged from the end with the smaller error."""
+        qmin, qmax = self.quant_min, self.quant_max
+        f32, f64 = ember.float32, ember.float64
+        mn, mx = min_val.to(f32), max_val.to(f32)
+        if self.is_symmetric_quant:
+            sym_min, sym_max = -((qmax - qmin) // 2 + 1), (qmax - qmin) // 2
+            both = (mn < 0) & (mx > 0)
+            m = ember.maximum((mn / sym_min).abs(), (mx / sym_max).abs())
+            mn = ember.where(both, m * sym_min, mn)
+            mx = ember.where(both, m * sym_max, mx)
+        mn = ember.minimum(mn, ember.zeros_like(mn))
+        mx = ember.maximum(mx, ember.zeros_like(mx))
+        scale = (mx.to(f64) - mn.to(f64)) / (qmax - qmin)
+        s32 = scale.to(f32)
+        bad = (s32 == 0) | ember.isinf(1.0 / s32)
+        scale = ember.where(bad, ember.full_like(scale, 0.1), scale)
+        small = scale < 6.1e-5
+        amp = ember.full_like(scale, 6.1e-5).to(f32) / scale.to(f32)
+        floor = float(ember.tensor(6.1e-5, dtype=f32))
+        mn = ember.where(small & (mn != 0) & (mx != 0), mn * amp, mn)
+        mx = ember.where(small & (mn != 0) & (mx != 0), mx * amp, mx)
+        mx = ember.where(small & (mn == 0), ember.full_like(mx, floor * (qmax - qmin)), mx)
+        mn = ember.where(small & (mx == 0), ember.full_like(mn, -floor * (qmax - qmin)), mn)
+        scale = ember.where(small, ember.full_like(scale, floor), scale)
+        zp_min = qmin - mn.to(f64) / scale
+        zp_max = qmax - mx.to(f64) / scale
+        err_min = abs(qmin) - (mn.to(f64) / scale).abs()
+        err_max = abs(qmax) - (mx.to(f64) / scale).abs()
+        zp = ember.where(err_min < err_max, zp_min, zp_max)
+        if self.is_symmetric_quant:
+            zp = ember.where((mn < 0) & (mx > 0), ember.full_like(zp, (qmin + qmax) / 2), zp)
+        zp = ember.clamp(ember.round(zp), qmin, qmax)
+        return scale.to(f32).reshape(-1), zp.to(self.zero_point.dtype).reshape(-1)
+
+    def _refresh_qparams(self, X):
+        obs = self.activation_post_process
+        obs(X.detach())
+        scale, zero_point = self._choose_qparams(obs.min_val, obs.max_val)
+        if self.scale.shape != scale.shape:
+            self.scale.resize_(scale.shape)
+            self.zero_point.resize_(zero_point.shape)
+        self.scale.copy_(scale)
+        self.zero_point.copy_(zero_point)
 
     def extra_repr(self):
         return super().extra_repr() + (
@@ -231,67 +293,46 @@ def enable_observer(mod):
         mod.enable_observer()
 
 
-def _singletons():
-    """The module-level defaults (built on first use: they need the quantized dtypes)."""
-    from . import observer as O
-    fq = FakeQuantize.with_args
-    fused = FusedMovingAvgObsFakeQuantize.with_args
-    mapc = MovingAveragePerChannelMinMaxObserver
-    table = {
-        "default_fake_quant": fq(observer=MovingAverageMinMaxObserver, quant_min=0,
-                                 quant_max=255, dtype=ember.quint8,
-                                 qscheme=ember.per_tensor_affine, reduce_range=True),
-        "default_weight_fake_quant": fq(observer=MovingAverageMinMaxObserver,
-                                        quant_min=-128, quant_max=127, dtype=ember.qint8,
-                                        qscheme=ember.per_tensor_symmetric,
-                                        reduce_range=False),
-        "default_dynamic_fake_quant": fq(observer=MovingAverageMinMaxObserver, quant_min=0,
-                                         quant_max=255, is_dynamic=True, dtype=ember.quint8,
-                                         averaging_constant=1),
-        "default_fixed_qparams_range_neg1to1_fake_quant": FixedQParamsFakeQuantize.with_args(
-            observer=O.default_fixed_qparams_range_neg1to1_observer),
-        "default_fixed_qparams_range_0to1_fake_quant": FixedQParamsFakeQuantize.with_args(
-            observer=O.default_fixed_qparams_range_0to1_observer),
-        "default_per_channel_weight_fake_quant": fq(
-            observer=mapc, quant_min=-128, quant_max=127, dtype=ember.qint8,
-            qscheme=ember.per_channel_symmetric, reduce_range=False, ch_axis=0),
-        "default_embedding_fake_quant": fq(
-            observer=mapc, qscheme=ember.per_channel_affine_float_qparams,
-            dtype=ember.quint8, quant_min=0, quant_max=255, ch_axis=0, averaging_constant=1),
-        "default_embedding_fake_quant_4bit": fq(
-            observer=mapc, qscheme=ember.per_channel_affine_float_qparams, ch_axis=0,
-            dtype=ember.quint4x2, averaging_constant=1),
-        "default_histogram_fake_quant": fq(observer=HistogramObserver, quant_min=0,
-                                           quant_max=255, dtype=ember.quint8,
-                                           qscheme=ember.per_tensor_affine,
-                                           reduce_range=True),
-        "default_fused_act_fake_quant": fused(observer=MovingAverageMinMaxObserver,
-                                              quant_min=0, quant_max=255,
-                                              dtype=ember.quint8),
-        "default_fused_wt_fake_quant": fused(observer=MovingAverageMinMaxObserver,
-                                             quant_min=-128, quant_max=127,
-                                             dtype=ember.qint8,
-                                             qscheme=ember.per_tensor_symmetric),
-        "default_fused_per_channel_wt_fake_quant": fused(
-            observer=mapc, quant_min=-128, quant_max=127, dtype=ember.qint8,
-            qscheme=ember.per_channel_symmetric),
-        "fused_wt_fake_quant_range_neg_127_to_127": fused(
-            observer=MovingAverageMinMaxObserver, quant_min=-127, quant_max=127,
-            dtype=ember.qint8, qscheme=ember.per_tensor_symmetric, eps=2 ** -12),
-        "fused_per_channel_wt_fake_quant_range_neg_127_to_127": fused(
-            observer=mapc, quant_min=-127, quant_max=127, dtype=ember.qint8,
-            qscheme=ember.per_channel_symmetric, eps=2 ** -12),
-    }
-    table["default_symmetric_fixed_qparams_fake_quant"] = \
-        table["default_fixed_qparams_range_neg1to1_fake_quant"]
-    table["default_affine_fixed_qparams_fake_quant"] = \
-        table["default_fixed_qparams_range_0to1_fake_quant"]
-    return table
-
-
-def __getattr__(name):
-    table = _singletons()
-    if name in table:
-        globals()[name] = table[name]
-        return table[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+default_fake_quant = FakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255, dtype=ember.quint8,
+    qscheme=ember.per_tensor_affine, reduce_range=True)
+default_weight_fake_quant = FakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=-128, quant_max=127, dtype=ember.qint8,
+    qscheme=ember.per_tensor_symmetric, reduce_range=False)
+default_dynamic_fake_quant = FakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255, is_dynamic=True,
+    dtype=ember.quint8, averaging_constant=1)
+default_fixed_qparams_range_neg1to1_fake_quant = FixedQParamsFakeQuantize.with_args(
+    observer=default_fixed_qparams_range_neg1to1_observer)
+default_fixed_qparams_range_0to1_fake_quant = FixedQParamsFakeQuantize.with_args(
+    observer=default_fixed_qparams_range_0to1_observer)
+default_symmetric_fixed_qparams_fake_quant = default_fixed_qparams_range_neg1to1_fake_quant
+default_affine_fixed_qparams_fake_quant = default_fixed_qparams_range_0to1_fake_quant
+default_per_channel_weight_fake_quant = FakeQuantize.with_args(
+    observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127,
+    dtype=ember.qint8, qscheme=ember.per_channel_symmetric, reduce_range=False, ch_axis=0)
+default_embedding_fake_quant = FakeQuantize.with_args(
+    observer=MovingAveragePerChannelMinMaxObserver,
+    qscheme=ember.per_channel_affine_float_qparams, dtype=ember.quint8, quant_min=0,
+    quant_max=255, ch_axis=0, averaging_constant=1)
+default_embedding_fake_quant_4bit = FakeQuantize.with_args(
+    observer=MovingAveragePerChannelMinMaxObserver,
+    qscheme=ember.per_channel_affine_float_qparams, ch_axis=0, dtype=ember.quint4x2,
+    averaging_constant=1)
+default_histogram_fake_quant = FakeQuantize.with_args(
+    observer=HistogramObserver, quant_min=0, quant_max=255, dtype=ember.quint8,
+    qscheme=ember.per_tensor_affine, reduce_range=True)
+default_fused_act_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255, dtype=ember.quint8)
+default_fused_wt_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=-128, quant_max=127, dtype=ember.qint8,
+    qscheme=ember.per_tensor_symmetric)
+default_fused_per_channel_wt_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
+    observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127,
+    dtype=ember.qint8, qscheme=ember.per_channel_symmetric)
+fused_wt_fake_quant_range_neg_127_to_127 = FusedMovingAvgObsFakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=-127, quant_max=127, dtype=ember.qint8,
+    qscheme=ember.per_tensor_symmetric, eps=2 ** -12)
+fused_per_channel_wt_fake_quant_range_neg_127_to_127 = FusedMovingAvgObsFakeQuantize.with_args(
+    observer=MovingAveragePerChannelMinMaxObserver, quant_min=-127, quant_max=127,
+    dtype=ember.qint8, qscheme=ember.per_channel_symmetric, eps=2 ** -12)

@@ -25,9 +25,19 @@ __all__ = [
     "MovingAveragePerChannelMinMaxObserver", "HistogramObserver", "FixedQParamsObserver",
     "PlaceholderObserver", "RecordingObserver", "NoopObserver", "ReuseInputObserver",
     "get_observer_state_dict", "load_observer_state_dict",
+    "default_observer", "default_placeholder_observer", "default_debug_observer",
+    "default_weight_observer", "weight_observer_range_neg_127_to_127",
+    "default_histogram_observer", "default_per_channel_weight_observer",
+    "per_channel_weight_observer_range_neg_127_to_127", "default_dynamic_quant_observer",
+    "default_float_qparams_observer", "default_float_qparams_observer_4bit",
+    "default_reuse_input_observer", "default_fixed_qparams_range_neg1to1_observer",
+    "default_fixed_qparams_range_0to1_observer", "default_symmetric_fixed_qparams_observer",
+    "default_affine_fixed_qparams_observer",
 ]
 
 _EPS = float(np.finfo(np.float32).eps)
+# ember has no uint16 dtype yet; the uint16 branches stay for when it does.
+_UINT16 = getattr(ember, "uint16", None)
 
 
 class _PartialWrapper:
@@ -78,8 +88,9 @@ def _is_symmetric(qscheme):
 
 
 def _allowed_dtypes():
-    return (ember.qint8, ember.quint8, ember.quint4x2, ember.qint32, ember.int8,
-            ember.uint8, ember.int16, ember.int32, ember.uint16)
+    allowed = (ember.qint8, ember.quint8, ember.quint4x2, ember.qint32, ember.int8,
+               ember.uint8, ember.int16, ember.int32)
+    return allowed if _UINT16 is None else allowed + (_UINT16,)
 
 
 def validate_qmin_qmax(quant_min, quant_max):
@@ -111,7 +122,7 @@ def calculate_qmin_qmax(quant_min, quant_max, has_customized_qrange, dtype, redu
         return (0, 127) if reduce_range else (0, 255)
     if dtype in (ember.qint32, ember.int32):
         return -(2 ** 31), 2 ** 31 - 1
-    if dtype == ember.uint16:
+    if dtype == _UINT16:
         return 0, 2 ** 16 - 1
     if dtype == ember.int16:
         return -(2 ** 15), 2 ** 15 - 1
@@ -215,7 +226,7 @@ class UniformQuantizationObserverBase(ObserverBase):
             if self.dtype in (ember.quint8, ember.uint8):
                 mid = (qmin + qmax) // 2 if self.has_customized_qrange else 128
                 zero_point = ember.full(zero_point.shape, mid, dtype=ember.int64)
-            elif self.dtype == ember.uint16:
+            elif self.dtype == _UINT16:
                 zero_point = ember.full(zero_point.shape, 2 ** 15, dtype=ember.int64)
         elif self.qscheme == ember.per_channel_affine_float_qparams:
             scale = (max_val - min_val) / float(qmax - qmin)
@@ -690,59 +701,30 @@ def load_observer_state_dict(mod, obs_dict):
         raise Exception(f"Unexpected keys for observer {k} in state_dict")
 
 
-def _default(cls, **kw):
-    return cls.with_args(**kw)
-
-
-def _singletons():
-    """The module-level defaults (built lazily: they need ember's quantized dtypes)."""
-    return {
-        "default_observer": _default(MinMaxObserver, quant_min=0, quant_max=127),
-        "default_placeholder_observer": PlaceholderObserver,
-        "default_debug_observer": RecordingObserver,
-        "default_weight_observer": _default(MinMaxObserver, dtype=ember.qint8,
-                                            qscheme=ember.per_tensor_symmetric),
-        "weight_observer_range_neg_127_to_127": _default(
-            MinMaxObserver, dtype=ember.qint8, qscheme=ember.per_tensor_symmetric,
-            quant_min=-127, quant_max=127, eps=2 ** -12),
-        "default_histogram_observer": _default(HistogramObserver, quant_min=0,
-                                               quant_max=127),
-        "default_per_channel_weight_observer": _default(
-            PerChannelMinMaxObserver, dtype=ember.qint8,
-            qscheme=ember.per_channel_symmetric),
-        "per_channel_weight_observer_range_neg_127_to_127": _default(
-            PerChannelMinMaxObserver, dtype=ember.qint8,
-            qscheme=ember.per_channel_symmetric, quant_min=-127, quant_max=127,
-            eps=2 ** -12),
-        "default_dynamic_quant_observer": _default(
-            PlaceholderObserver, dtype=ember.quint8, quant_min=0, quant_max=255,
-            is_dynamic=True),
-        "default_float_qparams_observer": _default(
-            PerChannelMinMaxObserver, dtype=ember.quint8,
-            qscheme=ember.per_channel_affine_float_qparams, ch_axis=0),
-        "default_float_qparams_observer_4bit": _default(
-            PerChannelMinMaxObserver, dtype=ember.quint4x2,
-            qscheme=ember.per_channel_affine_float_qparams, ch_axis=0),
-        "default_reuse_input_observer": ReuseInputObserver,
-        "default_fixed_qparams_range_neg1to1_observer": _default(
-            FixedQParamsObserver, scale=2.0 / 256.0, zero_point=128, dtype=ember.quint8,
-            quant_min=0, quant_max=255),
-        "default_fixed_qparams_range_0to1_observer": _default(
-            FixedQParamsObserver, scale=1.0 / 256.0, zero_point=0, dtype=ember.quint8,
-            quant_min=0, quant_max=255),
-    }
-
-
-def __getattr__(name):
-    if name in ("default_symmetric_fixed_qparams_observer",
-                "default_affine_fixed_qparams_observer"):
-        name = {"default_symmetric_fixed_qparams_observer":
-                "default_fixed_qparams_range_neg1to1_observer",
-                "default_affine_fixed_qparams_observer":
-                "default_fixed_qparams_range_0to1_observer"}[name]
-    table = _singletons()
-    if name in table:
-        value = table[name]
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+default_observer = MinMaxObserver.with_args(quant_min=0, quant_max=127)
+default_placeholder_observer = PlaceholderObserver
+default_debug_observer = RecordingObserver
+default_weight_observer = MinMaxObserver.with_args(dtype=ember.qint8,
+                                                   qscheme=ember.per_tensor_symmetric)
+weight_observer_range_neg_127_to_127 = MinMaxObserver.with_args(
+    dtype=ember.qint8, qscheme=ember.per_tensor_symmetric, quant_min=-127, quant_max=127,
+    eps=2 ** -12)
+default_histogram_observer = HistogramObserver.with_args(quant_min=0, quant_max=127)
+default_per_channel_weight_observer = PerChannelMinMaxObserver.with_args(
+    dtype=ember.qint8, qscheme=ember.per_channel_symmetric)
+per_channel_weight_observer_range_neg_127_to_127 = PerChannelMinMaxObserver.with_args(
+    dtype=ember.qint8, qscheme=ember.per_channel_symmetric, quant_min=-127, quant_max=127,
+    eps=2 ** -12)
+default_dynamic_quant_observer = PlaceholderObserver.with_args(
+    dtype=ember.quint8, quant_min=0, quant_max=255, is_dynamic=True)
+default_float_qparams_observer = PerChannelMinMaxObserver.with_args(
+    dtype=ember.quint8, qscheme=ember.per_channel_affine_float_qparams, ch_axis=0)
+default_float_qparams_observer_4bit = PerChannelMinMaxObserver.with_args(
+    dtype=ember.quint4x2, qscheme=ember.per_channel_affine_float_qparams, ch_axis=0)
+default_reuse_input_observer = ReuseInputObserver
+default_fixed_qparams_range_neg1to1_observer = FixedQParamsObserver.with_args(
+    scale=2.0 / 256.0, zero_point=128, dtype=ember.quint8, quant_min=0, quant_max=255)
+default_fixed_qparams_range_0to1_observer = FixedQParamsObserver.with_args(
+    scale=1.0 / 256.0, zero_point=0, dtype=ember.quint8, quant_min=0, quant_max=255)
+default_symmetric_fixed_qparams_observer = default_fixed_qparams_range_neg1to1_observer
+default_affine_fixed_qparams_observer = default_fixed_qparams_range_0to1_observer
