@@ -175,6 +175,18 @@ for _n, _f in {**_UNARY, **_BOOL_OUT_UNARY}.items():
     LOWERINGS[_n] = _unary(_n, _f)
 
 
+@_reg("round")
+def _round(node, args):
+    """round(x) (decimals=None): half to even, as NumPy's rint, in the C default rounding
+    mode; quantize's decomposition ends in it. round(x, decimals=d) stays an eager call."""
+    if len(args) > 1 and args[1] is not None:
+        return None
+    out = node.meta["val"].dtype
+    if not out.is_floating_point:
+        return pointwise(node, [args[0]], out, lambda ctx, t, a: a)
+    return pointwise(node, [args[0]], out, lambda ctx, t, a: f"{_fn('rint', t)}({a})")
+
+
 def _binary(fmt, *, float_only=False, int_ok=True, compare=False):
     def lower(node, args):
         out = node.meta["val"].dtype
