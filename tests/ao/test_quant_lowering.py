@@ -14,6 +14,7 @@ QD = ember.ops.quantized_decomposed
 U8, S8 = ember.uint8, ember.int8
 CONV, LINEAR, RELU, ADD = (REGISTRY[k] for k in ("convolution", "linear", "relu", "add"))
 VIEW, HARDTANH = REGISTRY["view"], REGISTRY["hardtanh"]
+QPT = QD.quantize_per_tensor.default
 
 
 class _Builder:
@@ -154,3 +155,25 @@ def test_dequantize_out_dtype(out_dtype):
     assert fused == ({} if out_dtype is not None else {"qconv2d_fp32_out": 1})
     np.testing.assert_allclose(res.astype(np.float32), ref.astype(np.float32), rtol=1e-2,
                                atol=1e-2)
+
+
+def test_unmatched_quantize_compiles_to_round_half_even():
+    """A quantize left in the graph decomposes to x * (1/s) -> round -> + zp -> clamp; the
+    inductor lowers round as C rint (half to even), equal to eager and to PyTorch's
+    quantized_decomposed op, ties included (scale 0.5 makes x / s exact)."""
+    pytest.importorskip("torch")
+    import torch
+    import torch.ao.quantization.fx._decomposed  # noqa: F401  (defines the namespace)
+    vals = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 126.5, 127.5, -300.0, 1e9, 0.3],
+                    np.float32) * 0.5
+    x = ember.from_numpy(vals)
+
+    def fn(t):
+        return QPT(t, 0.5, 3, -128, 127, S8), t.round(decimals=1)
+    with ember.no_grad():
+        q, r = ember.compile(fn, backend="inductor", fullgraph=True)(x)
+    ref = torch.ops.quantized_decomposed.quantize_per_tensor(torch.from_numpy(vals), 0.5, 3,
+                                                             -128, 127, torch.int8)
+    np.testing.assert_array_equal(q.numpy(), ref.numpy())
+    np.testing.assert_array_equal(q.numpy(), QPT(x, 0.5, 3, -128, 127, S8).numpy())
+    np.testing.assert_array_equal(r.numpy(), x.round(decimals=1).numpy())

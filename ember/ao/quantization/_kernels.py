@@ -16,6 +16,7 @@ The C kernels take symmetric weights (zero point 0, as PyTorch's x86 and XNNPACK
 make them); a weight with nonzero zero points takes the NumPy path, w - w_zp.
 """
 import ctypes
+import functools
 import os
 
 import numpy as np
@@ -36,20 +37,16 @@ _SIGS = {
 _NR = 64        # columns per packed panel (the C kernel's NR)
 
 
-def _source():
-    with open(os.path.join(os.path.dirname(__file__), "_int8_kernels.c")) as f:
-        return f.read()
-
-
+@functools.lru_cache(maxsize=None)
 def native_lib():
     """The ctypes library of the int8 kernels, or None (NumPy path) without a C compiler."""
     from ..._inductor.native import load_native
-    lib = load_native("int8", _source())
-    if lib is not None and not getattr(lib, "_em_typed", False):
+    with open(os.path.join(os.path.dirname(__file__), "_int8_kernels.c")) as f:
+        lib = load_native("int8", f.read())
+    if lib is not None:
         for name, sig in _SIGS.items():
             getattr(lib, name).argtypes = sig
             getattr(lib, name).restype = None
-        lib._em_typed = True
     return lib
 
 
