@@ -3,3 +3,6 @@ from ._qtensor import (QuantizedTensor, quantize_per_tensor, quantize_per_channe
                        quantize_per_tensor_dynamic, dequantize)
 from .observer import *  # noqa: F401,F403
 from .fake_quantize import *  # noqa: F401,F403
+from .quantize_pt2e import prepare_pt2e, prepare_qat_pt2e, convert_pt2e  # noqa: F401
+from .pt2e.export_utils import (move_exported_model_to_eval,  # noqa: F401
+                                move_exported_model_to_train, allow_exported_model_train_eval)
