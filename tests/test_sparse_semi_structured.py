@@ -180,6 +180,18 @@ def test_reduction_not_a_multiple_of_the_kernel_block(dtype, m, k):
     _close(ember.mm(ec, s), torch.mm(tc, tw), dtype)
 
 
+def test_int8_extremes_wrap_like_pytorch():
+    """int8 sums far past int8 (and past float32's exact range over the whole reduction)
+    wrap as torch's dense int8 linear does."""
+    w = np.full((32, 4096), -128.) * np.tile([1, 0, 0, 1], (32, 1024))
+    w[1, ::4] = 127
+    x = np.full((3, 4096), -128.)
+    x[1] = 127
+    s, tw = _sparse(w, "int8")
+    ex, tx = _pair(x, "int8")
+    _close(ember.nn.functional.linear(ex, s), torch.nn.functional.linear(tx, tw), "int8")
+
+
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_linear_batched_noncontiguous_and_empty(dtype):
     s, tw, rng = _operands(dtype)

@@ -51,6 +51,7 @@ static inline uint16_t f2h(float f) { _Float16 v = (_Float16)f; uint16_t h;
 static inline int32_t i2i(int8_t v) { return v; }
 static inline int8_t i2b(int32_t v) { return (int8_t)(uint8_t)((uint32_t)v & 0xffu); }
 static inline float f2f(float v) { return v; }
+static inline float i2f(int8_t v) { return (float)v; }
 
 static inline int64_t ntiles(int64_t n) { return (n + BT - 1) / BT; }
 
@@ -75,6 +76,9 @@ PACK(pack_f32, float, float, f2f)
 PACK(pack_bf16, uint16_t, float, bf2f)
 PACK(pack_f16, uint16_t, float, h2f)
 PACK(pack_i8, int8_t, int32_t, i2i)
+#ifdef __AVX512F__
+PACK(pack_i8f, int8_t, float, i2f)
+#endif
 
 /* One row's kept values of one reduction block, times its BT inputs, into acc[BT]. */
 #define ROW_GATHER_C(NAME, VT, ACC, VCONV)                                              \
@@ -116,20 +120,47 @@ static inline void NAME(const VT* v, const uint8_t* code, int64_t ng, const floa
 ROW_GATHER_F(row_f32, float, f2f)
 ROW_GATHER_F(row_bf16, uint16_t, bf2f)
 ROW_GATHER_F(row_f16, uint16_t, h2f)
+
+/* int8: float products and sums within one reduction block are exact integers (at most
+   32 products of |v x| <= 2^14 per sum, far below 2^24), added to int32 once per block. */
+static inline void row_i8(const int8_t* v, const uint8_t* code, int64_t ng, const float* xk,
+                          int64_t ld, int32_t* acc) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0;
+    __m512 b3 = a0;
+    for (int64_t g = 0; g < ng; g++) {
+        __m512 w0 = _mm512_set1_ps((float)v[2 * g]), w1 = _mm512_set1_ps((float)v[2 * g + 1]);
+        const float* x0 = xk + (4 * g + (code[g] & 3)) * ld;
+        const float* x1 = xk + (4 * g + (code[g] >> 2)) * ld;
+        a0 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x0), a0);
+        a1 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x0 + 16), a1);
+        a2 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x0 + 32), a2);
+        a3 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(x0 + 48), a3);
+        b0 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x1), b0);
+        b1 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x1 + 16), b1);
+        b2 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x1 + 32), b2);
+        b3 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(x1 + 48), b3);
+    }
+    __m512 s[4] = {_mm512_add_ps(a0, b0), _mm512_add_ps(a1, b1), _mm512_add_ps(a2, b2),
+                   _mm512_add_ps(a3, b3)};
+    for (int r = 0; r < 4; r++)
+        _mm512_storeu_si512(acc + 16 * r, _mm512_add_epi32(_mm512_loadu_si512(acc + 16 * r),
+                                                           _mm512_cvtps_epi32(s[r])));
+}
 #else
 ROW_GATHER_C(row_f32, float, float, f2f)
 ROW_GATHER_C(row_bf16, uint16_t, float, bf2f)
 ROW_GATHER_C(row_f16, uint16_t, float, h2f)
-#endif
 ROW_GATHER_C(row_i8, int8_t, int32_t, i2i)
+#endif
 
 /* y[n * ys0 + i * ys1] = sum over kept (i, c) V x[n, c] (+ bias[i]): y = x @ W^T. */
-#define GATHER(NAME, VT, XT, OT, ACC, PACKF, ROWF, OCONV)                               \
+/* XACC: the packed input's type, ACC: the sums' (int8: float products, int32 sums). */ \
+#define GATHER(NAME, VT, XT, OT, XACC, ACC, PACKF, ROWF, OCONV)                         \
 int NAME(const VT* vals, const uint8_t* meta, int64_t M, int64_t K, const XT* x,        \
          int64_t N, int64_t xs0, int64_t xs1, const ACC* bias, OT* y, int64_t ys0,      \
          int64_t ys1) {                                                                 \
     int64_t ld = ntiles(N) * BT, nt = ntiles(N), nr = (M + RB - 1) / RB;                \
-    ACC* xT = (ACC*)aligned_alloc(64, (size_t)(K * ld * sizeof(ACC) + 64));             \
+    XACC* xT = (XACC*)aligned_alloc(64, (size_t)(K * ld * sizeof(XACC) + 64));          \
     if (!xT) return 1;                                                                  \
     PACKF(x, N, K, xs0, xs1, xT);                                                   \
     _Pragma("omp parallel")                                                             \
@@ -142,7 +173,7 @@ int NAME(const VT* vals, const uint8_t* meta, int64_t M, int64_t K, const XT* x,
             memset(buf, 0, RB * BT * sizeof(ACC));                                      \
             for (int64_t k0 = 0; k0 < K; k0 += KB) {                                    \
                 int64_t ng = ((k0 + KB < K ? k0 + KB : K) - k0) / 4;                    \
-                const ACC* xk = xT + ((task % nt) * K + k0) * BT;                       \
+                const XACC* xk = xT + ((task % nt) * K + k0) * BT;                      \
                 for (int64_t i = r0; i < r1; i++)                                       \
                     ROWF(vals + k0 / 2 * M + i * ng * 2, meta + k0 / 4 * M + i * ng, ng,\
                          xk, BT, buf + (i - r0) * BT);                                  \
@@ -159,7 +190,7 @@ int NAME(const VT* vals, const uint8_t* meta, int64_t M, int64_t K, const XT* x,
     return 0;                                                                           \
 }
 
-GATHER(ss_gather_f32, float, float, float, float, pack_f32, row_f32, f2f)
+GATHER(ss_gather_f32, float, float, float, float, float, pack_f32, row_f32, f2f)
 #ifdef __AVX512BF16__
 /* bf16 with vdpbf16ps: one instruction multiplies a kept pair (v0, v1) by the pair
    (x[n, c0], x[n, c1]) for 16 n and adds both products into float32. The packed input holds,
@@ -253,10 +284,14 @@ int ss_gather_bf16(const uint16_t* vals, const uint8_t* meta, int64_t M, int64_t
     return 0;
 }
 #else
-GATHER(ss_gather_bf16, uint16_t, uint16_t, uint16_t, float, pack_bf16, row_bf16, f2bf)
+GATHER(ss_gather_bf16, uint16_t, uint16_t, uint16_t, float, float, pack_bf16, row_bf16, f2bf)
 #endif
-GATHER(ss_gather_f16, uint16_t, uint16_t, uint16_t, float, pack_f16, row_f16, f2h)
-GATHER(ss_gather_i8, int8_t, int8_t, int8_t, int32_t, pack_i8, row_i8, i2b)
+GATHER(ss_gather_f16, uint16_t, uint16_t, uint16_t, float, float, pack_f16, row_f16, f2h)
+#ifdef __AVX512F__
+GATHER(ss_gather_i8, int8_t, int8_t, int8_t, float, int32_t, pack_i8f, row_i8, i2b)
+#else
+GATHER(ss_gather_i8, int8_t, int8_t, int8_t, int32_t, int32_t, pack_i8, row_i8, i2b)
+#endif
 
 /* y[n * ys0 + c * ys1] = sum over kept (i, c) V x[n, i]: y = x @ W (x has M columns). */
 #define SCATTER(NAME, VT, XT, OT, ACC, PACKF, VCONV, OCONV)                             \
