@@ -183,9 +183,10 @@ def test_reduction_not_a_multiple_of_the_kernel_block(dtype, m, k):
 def test_int8_extremes_wrap_like_pytorch():
     """int8 sums far past int8 (and past float32's exact range over the whole reduction)
     wrap as torch's dense int8 linear does."""
-    w = np.full((32, 4096), -128.) * np.tile([1, 0, 0, 1], (32, 1024))
+    rng = np.random.default_rng(12)
+    w = -rng.integers(127, 129, (32, 4096)) * np.tile([1, 0, 0, 1], (32, 1024)).astype(float)
     w[1, ::4] = 127
-    x = np.full((3, 4096), -128.)
+    x = -rng.integers(127, 129, (3, 4096)).astype(float)       # sums ~2^25, odd low bits
     x[1] = 127
     s, tw = _sparse(w, "int8")
     ex, tx = _pair(x, "int8")
