@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
-#if defined(__AVX512VNNI__) || defined(__AVX512BW__)
+#if defined(__AVX512VNNI__) || defined(__AVX512BW__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
@@ -339,6 +339,60 @@ void em_q_gemm(const int8_t *w, int64_t oc_, int64_t kp, const uint8_t *pk, int6
     }
 }
 
+#ifdef __AVX512F__
+/* Depthwise conv, 16 channels in the lanes of one vector: the block's planes are copied
+   once, channel-interleaved, as float (x - za) with a zero border, then each output pixel
+   is kh * kw fused multiply-adds over 16 channels (exact: |sum| < 2^24 for kh * kw <= 512).
+   Small planes (mobilenet's 2x2 .. 32x32) make this much faster than plane-wise loops. */
+static void em_dw_block16(const uint8_t *x, int64_t n, int64_t c0, int64_t nc, int64_t c_,
+                          int64_t h_, int64_t w_, const int8_t *wt, int64_t kh_, int64_t kw_,
+                          int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                          int64_t dw, int64_t oh_, int64_t ow_, int32_t za, uint8_t x8,
+                          const em_requant *q, void *out, float *xt, float *wk) {
+    const int64_t hp = h_ + 2 * ph, wp = w_ + 2 * pw, taps = kh_ * kw_;
+    memset(xt, 0, sizeof(float) * hp * wp * 16);
+    for (int64_t j = 0; j < nc; j++) {
+        const uint8_t *plane = x + (n * c_ + c0 + j) * h_ * w_;
+        for (int64_t i = 0; i < h_; i++)
+            for (int64_t k = 0; k < w_; k++)
+                xt[((i + ph) * wp + k + pw) * 16 + j] = (float)((plane[i * w_ + k] ^ x8) - za);
+    }
+    for (int64_t t = 0; t < taps; t++)
+        for (int64_t j = 0; j < 16; j++)
+            wk[t * 16 + j] = j < nc ? (float)wt[(c0 + j) * taps + t] : 0.f;
+    const __mmask16 mk = (__mmask16)((1u << nc) - 1u);
+    const __m512 m = _mm512_maskz_loadu_ps(mk, q->mult + c0);
+    const __m512 bv = q->bias ? _mm512_maskz_loadu_ps(mk, q->bias + c0) : _mm512_setzero_ps();
+    const int64_t plane_out = oh_ * ow_;
+    for (int64_t oh = 0; oh < oh_; oh++)
+        for (int64_t ow = 0; ow < ow_; ow++) {
+            __m512 acc = _mm512_setzero_ps();
+            for (int64_t a = 0; a < kh_; a++) {
+                const float *row = xt + ((oh * sh + a * dh) * wp + ow * sw) * 16;
+                for (int64_t b = 0; b < kw_; b++)
+                    acc = _mm512_fmadd_ps(_mm512_loadu_ps(row + b * dw * 16),
+                                          _mm512_loadu_ps(wk + (a * kw_ + b) * 16), acc);
+            }
+            __m512 v = _mm512_fmadd_ps(acc, m, bv);
+            int64_t base = (n * c_ + c0) * plane_out + oh * ow_ + ow;
+            if (q->kind == 2) {
+                float r[16];
+                v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(q->lo)), _mm512_set1_ps(q->hi));
+                _mm512_storeu_ps(r, v);
+                for (int64_t j = 0; j < nc; j++) ((float *)out)[base + j * plane_out] = r[j];
+            } else {
+                int8_t r[16];
+                __m512i t = _mm512_cvtps_epi32(_mm512_mul_ps(v, _mm512_set1_ps(q->inv_so)));
+                t = _mm512_add_epi32(t, _mm512_set1_epi32(q->zo));
+                t = _mm512_max_epi32(t, _mm512_set1_epi32(q->qmin));
+                t = _mm512_min_epi32(t, _mm512_set1_epi32(q->qmax));
+                _mm_storeu_si128((__m128i *)r, _mm512_cvtepi32_epi8(t));
+                for (int64_t j = 0; j < nc; j++) ((int8_t *)out)[base + j * plane_out] = r[j];
+            }
+        }
+}
+#endif
+
 /* Depthwise conv (groups == C, OC = C * mult) on NCHW, one (n, oc) plane at a time: the
    input plane is copied once as int16 (x - za) with a zero border, then each tap adds a
    shifted run of it times one weight. */
@@ -351,6 +405,25 @@ void em_q_dwconv(const uint8_t *x, int64_t n_, int64_t c_, int64_t h_, int64_t w
     em_requant q = {mult, bias, inv_so, zo, qmin, qmax, kind, lo, hi};
     const int64_t oc_ = c_ * mult_, hp = h_ + 2 * ph, wp = w_ + 2 * pw;
     const uint8_t x8 = flip ? 0x80 : 0;
+#ifdef __AVX512F__
+    if (mult_ == 1 && kh_ * kw_ <= 512) {
+        const int64_t nb = (c_ + 15) / 16;
+        #pragma omp parallel
+        {
+            float *xt = (float *)malloc(sizeof(float) * hp * wp * 16);
+            float *wk = (float *)malloc(sizeof(float) * kh_ * kw_ * 16);
+            #pragma omp for schedule(static)
+            for (int64_t t = 0; t < n_ * nb; t++) {
+                int64_t n = t / nb, c0 = (t % nb) * 16;
+                em_dw_block16(x, n, c0, c_ - c0 < 16 ? c_ - c0 : 16, c_, h_, w_, wt, kh_, kw_,
+                              sh, sw, ph, pw, dh, dw, oh_, ow_, za, x8, &q, out, xt, wk);
+            }
+            free(xt);
+            free(wk);
+        }
+        return;
+    }
+#endif
     #pragma omp parallel
     {
         int16_t *xp = (int16_t *)malloc(sizeof(int16_t) * hp * wp);
