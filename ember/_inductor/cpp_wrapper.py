@@ -30,7 +30,7 @@ from .. import _dtype as D
 from .._symbolic import SymInt
 from .._tensor import wrap
 from ..ops._registry import OpDef
-from . import autotune, blas, config
+from . import autotune, blas, config, cpp_conv
 from .ir import Buffer, Scalar, Value, cexpr, contiguous_strides, ctype, flat, is_one, sym_text
 from .scheduler import GroupStep, Runtime
 
@@ -160,6 +160,32 @@ def _tup(items):
     return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
 
 
+def _view_strides(old, st, new):
+    """Strides of `new` viewing a tensor of shape `old` and strides `st` (PyTorch's
+    computeStride: dims merge only where they are laid out contiguously)."""
+    if any(isinstance(x, SymInt) for x in (*old, *st, *new)):
+        raise Unsupported("view of a non-contiguous tensor with symbolic sizes")
+    old, st, new = [int(x) for x in old], [int(x) for x in st], [int(x) for x in new]
+    out = [0] * len(new)
+    if not old:
+        return [1] * len(new)
+    vd, base, tn, vn = len(new) - 1, st[-1], 1, 1
+    for td in range(len(old) - 1, -1, -1):
+        tn *= old[td]
+        if td == 0 or (old[td - 1] != 1 and st[td - 1] != tn * base):
+            while vd >= 0 and (vn < tn or new[vd] == 1):
+                out[vd] = vn * base
+                vn *= new[vd]
+                vd -= 1
+            if vn != tn:
+                raise Unsupported("view of a tensor whose layout it cannot keep")
+            if td > 0:
+                base, tn, vn = st[td - 1], 1, 1
+    if vd != -1:
+        raise Unsupported("view of a tensor whose layout it cannot keep")
+    return out
+
+
 def _view(op, t, args, out_shape):
     """The _T of view op `op` applied to `t` (its other arguments `args`)."""
     shape, st, off = list(t.shape), list(t.strides), t.off
@@ -184,9 +210,9 @@ def _view(op, t, args, out_shape):
         keep = [d for d in range(nd) if d not in gone]
         return _T(t.root, off, [shape[d] for d in keep], [st[d] for d in keep], t.dtype)
     if op == "view":
-        if not t.contiguous():
-            raise Unsupported("view of a non-contiguous tensor")
-        return _T(t.root, off, out_shape, contiguous_strides(out_shape), t.dtype)
+        if t.contiguous():
+            return _T(t.root, off, out_shape, contiguous_strides(out_shape), t.dtype)
+        return _T(t.root, off, out_shape, _view_strides(shape, st, out_shape), t.dtype)
     dim = args[0] % max(nd, 1)
     if op == "select":
         index = args[1]
@@ -219,6 +245,7 @@ class CppWrapper:
         self.needs = set()          # C support pieces used ("mm_float", ...)
         self.nerr = 0
         self.choices = {}           # max-autotune: matmul output name -> "blas" | "loops"
+        self.conv_needs, self.pool_needs = set(), set()
         self._walk()
         self.returns = self._returns()
         self.source = self._source()
@@ -286,9 +313,12 @@ class CppWrapper:
             return
         if not isinstance(op, OpDef) or n.kwargs:
             raise Unsupported(f"extern {getattr(op, '__name__', op)} has no C implementation")
+        name = op.name
+        if name == "max_pool2d_with_indices":
+            self._pool(out, n)
+            return
         if not isinstance(out, Buffer):
             raise Unsupported(f"extern {op.name} has several outputs")
-        name = op.name
         if name in _VIEWS:
             src = self._arg_t(n.args[0])
             self.t[out] = _view(name, src, list(n.args[1:]), list(out.shape))
@@ -296,6 +326,8 @@ class CppWrapper:
                 raise Unsupported(f"{name} result is assumed contiguous")
         elif name == "matmul":
             self._matmul(out, self._arg_t(n.args[0]), self._arg_t(n.args[1]))
+        elif name == "convolution":
+            self._conv(out, n)
         elif name == "gather" and n.args[3:] in ((), (False,)):
             self._gather(out, self._arg_t(n.args[0]), n.args[1], self._arg_t(n.args[2]))
         elif name == "scatter_add":
@@ -358,6 +390,58 @@ class CppWrapper:
                 f"{cexpr(a.strides[-2])}, {cexpr(a.strides[-1])}, {p(b, 'b')}, "
                 f"{cexpr(b.strides[-2])}, {cexpr(b.strides[-1])}, {p(c, 'c')});")
         self.lines.append(" ".join(loops + [call]))
+
+    def _contiguous(self, t, name):
+        """t itself when contiguous, else a contiguous copy in the arena."""
+        if t.contiguous():
+            return t
+        c = self._new_root(Buffer(name, t.shape, t.dtype))
+        heads, off = self._index_loops(c)
+        ct = ctype(t.dtype)
+        self.lines.append(" ".join(heads + [
+            f"(({ct} *)p_{c.root.name})[{off(c)}] = (({ct} *)p_{t.root.name})[{off(t)}];"]))
+        return c
+
+    @staticmethod
+    def _ints(xs, n):
+        xs = list(xs) * n if len(xs) == 1 else list(xs)
+        if len(xs) != n or any(isinstance(v, SymInt) or not isinstance(v, int) for v in xs):
+            raise Unsupported("a convolution or pooling with symbolic or malformed parameters")
+        return xs
+
+    def _conv(self, out, n):
+        x, w = self._arg_t(n.args[0]), self._arg_t(n.args[1])
+        stride, padding, dilation, transposed, _, groups = n.args[3:9]
+        if groups != 1 or len(x.shape) != 4 or x.dtype not in _GEMM_T \
+                or w.dtype != x.dtype or out.dtype != x.dtype:
+            raise Unsupported("convolution other than 2-D, groups=1, float32/float64")
+        if blas.gemm_addresses() is None:
+            raise Unsupported("NumPy's OpenBLAS (CBLAS) was not found")
+        tname = _GEMM_T[x.dtype][0]
+        self.conv_needs.add(tname)
+        w = self._contiguous(w, f"{out.name}_w")
+        b = "NULL"
+        if n.args[2] is not None:
+            b = self._contiguous(self._arg_t(n.args[2]), f"{out.name}_b").ptr()
+        o = self._new_root(out)
+        self.nerr += 1                  # (an allocation failure jumps to the exit)
+        self.lines.append(cpp_conv.conv_call(
+            tname, x, w.ptr(), b, o, w.shape[2:], self._ints(stride, 2),
+            self._ints(padding, 2), self._ints(dilation, 2), bool(transposed), cexpr))
+
+    def _pool(self, outs, n):
+        x = self._arg_t(n.args[0])
+        args = list(n.args[1:]) + [None] * (6 - len(n.args))
+        kernel, stride, padding, dilation = args[0], args[1] or args[0], args[2], args[3]
+        if len(x.shape) != 4 or x.dtype not in _GEMM_T or n.kwargs:
+            raise Unsupported("max_pool2d of a 3-D input or of an integer dtype")
+        tname = _GEMM_T[x.dtype][0]
+        self.pool_needs.add(tname)
+        o, idx = self._new_root(outs[0]), self._new_root(outs[1])
+        self.lines.append(cpp_conv.pool_call(
+            tname, x, o, idx, self._ints(kernel, 2), self._ints(stride, 2),
+            self._ints(padding if padding is not None else [0], 2),
+            self._ints(dilation if dilation is not None else [1], 2), cexpr))
 
     @staticmethod
     def _tunable_mm(a, b, m, n, k):
@@ -479,6 +563,11 @@ class CppWrapper:
         parts = [_C_SUPPORT]
         for tname in sorted(self.needs):
             parts.append(_mm_code(tname))
+        for tname in sorted(self.conv_needs):
+            parts.append(cpp_conv.conv_code(tname, _GEMM_T[D.float32 if tname == "float"
+                                                           else D.float64][1]))
+        for tname in sorted(self.pool_needs):
+            parts.append(cpp_conv.pool_code(tname))
         parts.append("static int64_t em_layout(const int64_t *syms, int64_t *offs) {\n  "
                      + "\n  ".join(sym_decl + layout + ["(void)syms; (void)offs;",
                                                         "return total;"]) + "\n}")
@@ -502,7 +591,7 @@ class CppWrapper:
         """(python source, call(inputs, gm, getattr_path)): binds inputs, allocates the
         returned buffers, makes the one C call, wraps the outputs."""
         addr = blas.gemm_addresses()
-        if self.needs:
+        if self.needs or self.conv_needs:
             lib.em_set_blas(_VP(addr[0]), _VP(addr[1]))
         fn = lib.em_graph
         fn.argtypes = [_VP, _VP, _VP, _VP, _VP]

@@ -1,0 +1,176 @@
+"""C convolution and max pooling for cpp_wrapper graphs (2-D, groups=1, float32/float64).
+
+Why im2col + one GEMM per call: a CNN's training graph holds forward convolutions,
+their transposed twins (grad_input) and weight-gradient convolutions whose "kernel" is a
+whole image; all three are one matrix product of the weight with the unfolded input over
+the whole batch (`col`, K x N*P), which CBLAS runs near peak even when each image is small.
+The transposed convolution is the same product with the weight transposed, folded back
+(col2im) with accumulation. Inputs may be strided (a graph's permuted views feed the
+weight-gradient convolutions), so unfolding reads through strides.
+
+max_pool2d_with_indices follows PyTorch's CPU kernel: a window's maximum and the flat
+index (h * W + w) of its last NaN or of its first maximum, padding never chosen.
+"""
+__all__ = ["conv_code", "pool_code", "conv_call", "pool_call"]
+
+_CONV = r"""
+/* out[n,co,oh,ow] = bias[co] + sum_{ci,kh,kw} x[n,ci,oh*sh-ph+kh*dh, ow*sw-pw+kw*dw] w[co,ci,kh,kw]
+   x strided (xs: 4 element strides), w contiguous, out contiguous */
+static int em_conv2d_@T@(const @T@ *x, const int64_t *xs, const @T@ *w, const @T@ *bias,
+                         @T@ *out, int64_t N, int64_t C, int64_t H, int64_t W, int64_t CO,
+                         int64_t KH, int64_t KW, int64_t OH, int64_t OW, int64_t sh,
+                         int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw) {
+  const int64_t K = C * KH * KW, P = OH * OW, NP = N * P;
+  if (NP == 0 || CO == 0) return 0;
+  @T@ *col = (@T@ *)malloc((size_t)(K * NP) * sizeof(@T@));
+  @T@ *tmp = (@T@ *)malloc((size_t)(CO * NP) * sizeof(@T@));
+  if (!col || !tmp) { free(col); free(tmp); return 2; }
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t kh = 0; kh < KH; kh++)
+      for (int64_t kw = 0; kw < KW; kw++) {
+        @T@ *row = col + ((c * KH + kh) * KW + kw) * NP;
+        for (int64_t n = 0; n < N; n++)
+          for (int64_t oh = 0; oh < OH; oh++) {
+            const int64_t ih = oh * sh - ph + kh * dh;
+            @T@ *r = row + n * P + oh * OW;
+            if (ih < 0 || ih >= H) { for (int64_t ow = 0; ow < OW; ow++) r[ow] = 0; continue; }
+            const @T@ *xr = x + n * xs[0] + c * xs[1] + ih * xs[2];
+            for (int64_t ow = 0; ow < OW; ow++) {
+              const int64_t iw = ow * sw - pw + kw * dw;
+              r[ow] = (iw >= 0 && iw < W) ? xr[iw * xs[3]] : 0;
+            }
+          }
+      }
+  if (K == 0) memset(tmp, 0, (size_t)(CO * NP) * sizeof(@T@));
+  else @G@(101, 111, 111, CO, NP, K, 1, w, K, col, NP, 0, tmp, NP);
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t co = 0; co < CO; co++) {
+      const @T@ b = bias ? bias[co] : 0;
+      const @T@ *t = tmp + co * NP + n * P;
+      @T@ *o = out + (n * CO + co) * P;
+      for (int64_t p = 0; p < P; p++) o[p] = t[p] + b;
+    }
+  free(col); free(tmp);
+  return 0;
+}
+
+/* the transposed convolution: w is [C, CO, KH, KW] (contiguous), x [N, C, H, W] strided,
+   out [N, CO, OH, OW] contiguous: out = col2im(w^T @ x) + bias */
+static int em_conv2d_t_@T@(const @T@ *x, const int64_t *xs, const @T@ *w, const @T@ *bias,
+                           @T@ *out, int64_t N, int64_t C, int64_t H, int64_t W,
+                           int64_t CO, int64_t KH, int64_t KW, int64_t OH, int64_t OW,
+                           int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                           int64_t dw) {
+  const int64_t K = CO * KH * KW, P = H * W, NP = N * P;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t co = 0; co < CO; co++) {
+      const @T@ b = bias ? bias[co] : 0;
+      @T@ *o = out + (n * CO + co) * OH * OW;
+      for (int64_t p = 0; p < OH * OW; p++) o[p] = b;
+    }
+  if (NP == 0 || K == 0 || C == 0) return 0;
+  @T@ *xp = (@T@ *)malloc((size_t)(C * NP) * sizeof(@T@));
+  @T@ *col = (@T@ *)malloc((size_t)(K * NP) * sizeof(@T@));
+  if (!xp || !col) { free(xp); free(col); return 2; }
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t h = 0; h < H; h++)
+        for (int64_t q = 0; q < W; q++)
+          xp[c * NP + n * P + h * W + q] = x[n * xs[0] + c * xs[1] + h * xs[2] + q * xs[3]];
+  @G@(101, 112, 111, K, NP, C, 1, w, K, xp, NP, 0, col, NP);
+  for (int64_t co = 0; co < CO; co++)
+    for (int64_t kh = 0; kh < KH; kh++)
+      for (int64_t kw = 0; kw < KW; kw++) {
+        const @T@ *row = col + ((co * KH + kh) * KW + kw) * NP;
+        for (int64_t n = 0; n < N; n++) {
+          @T@ *o = out + (n * CO + co) * OH * OW;
+          for (int64_t h = 0; h < H; h++) {
+            const int64_t oh = h * sh - ph + kh * dh;
+            if (oh < 0 || oh >= OH) continue;
+            for (int64_t q = 0; q < W; q++) {
+              const int64_t ow = q * sw - pw + kw * dw;
+              if (ow >= 0 && ow < OW) o[oh * OW + ow] += row[n * P + h * W + q];
+            }
+          }
+        }
+      }
+  free(xp); free(col);
+  return 0;
+}
+"""
+
+_POOL = r"""
+/* max pooling of x [N, C, H, W] (strided) into out and idx [N, C, OH, OW] (contiguous);
+   the window scan runs in PyTorch's order (h, then w) with the output column innermost,
+   branch-free, so it vectorizes */
+static void em_maxpool2d_@T@(const @T@ *x, const int64_t *xs, @T@ *out, int64_t *idx,
+                             int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH,
+                             int64_t OW, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+                             int64_t ph, int64_t pw, int64_t dh, int64_t dw) {
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t c = 0; c < C; c++) {
+      const @T@ *xp = x + n * xs[0] + c * xs[1];
+      for (int64_t oh = 0; oh < OH; oh++) {
+        @T@ *restrict op = out + ((n * C + c) * OH + oh) * OW;
+        int64_t *restrict ip = idx + ((n * C + c) * OH + oh) * OW;
+        int64_t h0 = oh * sh - ph;
+        while (h0 < 0) h0 += dh;
+        for (int64_t ow = 0; ow < OW; ow++) {
+          int64_t w0 = ow * sw - pw;
+          while (w0 < 0) w0 += dw;
+          op[ow] = -INFINITY;
+          ip[ow] = h0 * W + w0;
+        }
+        for (int64_t i = 0; i < kh; i++) {
+          const int64_t h = oh * sh - ph + i * dh;
+          if (h < 0 || h >= H) continue;
+          const @T@ *xr = xp + h * xs[2];
+          for (int64_t j = 0; j < kw; j++) {
+            #pragma omp simd
+            for (int64_t ow = 0; ow < OW; ow++) {
+              const int64_t q = ow * sw - pw + j * dw;
+              const int ok = q >= 0 && q < W;
+              const @T@ v = ok ? xr[(ok ? q : 0) * xs[3]] : 0;
+              const int take = ok && (v > op[ow] || v != v);
+              op[ow] = take ? v : op[ow];
+              ip[ow] = take ? h * W + q : ip[ow];
+            }
+          }
+        }
+      }
+    }
+}
+"""
+
+
+def conv_code(tname, gemm):
+    return _CONV.replace("@T@", tname).replace("@G@", gemm)
+
+
+def pool_code(tname):
+    return _POOL.replace("@T@", tname)
+
+
+def _strides(t, cexpr):
+    return "(const int64_t[]){" + ", ".join(cexpr(s) for s in t.strides) + "}"
+
+
+def conv_call(tname, x, w_ptr, bias_ptr, out, kernel, stride, padding, dilation, transposed,
+              cexpr):
+    """C statement running one convolution (w_ptr: the weight, contiguous)."""
+    n, c, h, wd = x.shape
+    co, oh, ow = out.shape[1], out.shape[2], out.shape[3]
+    fn = f"em_conv2d_t_{tname}" if transposed else f"em_conv2d_{tname}"
+    sizes = ", ".join(cexpr(v) for v in (n, c, h, wd, co, *kernel, oh, ow, *stride, *padding,
+                                         *dilation))
+    return (f"if ({fn}({x.ptr()}, {_strides(x, cexpr)}, {w_ptr}, {bias_ptr}, {out.ptr()}, "
+            f"{sizes})) {{ rc = 2; goto done; }}")
+
+
+def pool_call(tname, x, out, idx, kernel, stride, padding, dilation, cexpr):
+    """C statement running one max_pool2d_with_indices."""
+    n, c, h, w = x.shape
+    sizes = ", ".join(cexpr(v) for v in (n, c, h, w, out.shape[2], out.shape[3], *kernel,
+                                         *stride, *padding, *dilation))
+    return (f"em_maxpool2d_{tname}({x.ptr()}, {_strides(x, cexpr)}, {out.ptr()}, "
+            f"{idx.ptr()}, {sizes});")
