@@ -31,6 +31,7 @@ bench: $(STAMP)
 	$(VPY) benchmarks/eager_models.py
 	$(VPY) benchmarks/compile.py
 	$(VPY) benchmarks/attention.py
+	$(VPY) benchmarks/sparse.py
 
 lint: $(STAMP)
 	$(VPY) -m pip install -q ruff
