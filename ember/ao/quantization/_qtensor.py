@@ -228,11 +228,20 @@ def quantize_per_tensor(input, scale, zero_point, dtype):
     store, lo, hi = _quantized_dtype(dtype)
     scale = float(scale.item() if isinstance(scale, Tensor) else scale)
     zero_point = int(zero_point.item() if isinstance(zero_point, Tensor) else zero_point)
-    inv = np.float32(1) / np.float32(scale)
-    # fma(x, inv, zp) rounded once to float32: the double product of two floats is exact
-    t = (input._data.astype(np.float64) * np.float64(inv) + zero_point).astype(np.float32)
-    q = np.clip(np.rint(t), lo, hi).astype(store.np)
+    q = quantize_array(input._data, scale, zero_point, lo, hi, store.np)
     return _make(q, dtype, (D.per_tensor_affine, scale, zero_point))
+
+
+def quantize_array(x, scale, zero_point, lo, hi, out_dtype):
+    """clamp(nearbyint(fma(x, 1.0f/scale, zero_point)), lo, hi) on a float32 array: the
+    fma is the float64 product (exact for two floats) plus zero_point, rounded once."""
+    inv = np.float64(np.float32(1) / np.float32(scale))
+    t = np.multiply(x, inv, dtype=np.float64)
+    t += zero_point
+    t = t.astype(np.float32)
+    np.rint(t, out=t)
+    np.clip(t, lo, hi, out=t)
+    return t.astype(out_dtype)
 
 
 def quantize_per_channel(input, scales, zero_points, axis, dtype):

@@ -1,0 +1,133 @@
+"""quantize_dynamic against PyTorch's from the same weights: the same int8 weights, outputs
+within a float rounding of torch's (the same input quantization and int32 sums), print(model),
+state_dict keys, loading torch's quantized checkpoint; QConfig helpers and errors."""
+import numpy as np
+import pytest
+
+import ember
+from ember.ao import quantization as eq
+
+torch = pytest.importorskip("torch")
+tq = torch.ao.quantization
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning",
+                                        "ignore:.*quantized tensor creation functions")
+
+
+def _mlp():
+    torch.manual_seed(0)
+    t = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10))
+    e = ember.nn.Sequential(ember.nn.Linear(16, 32), ember.nn.ReLU(), ember.nn.Linear(32, 10))
+    _copy(t, e)
+    return t, e
+
+
+def _copy(t, e):
+    e.load_state_dict({k: ember.from_numpy(v.detach().numpy().copy())
+                       for k, v in t.state_dict().items()})
+
+
+def _x(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32) * 2
+
+
+def _close(a, b):
+    """Equal up to float32 rounding of the final scale-and-bias step."""
+    a = a.detach().numpy() if hasattr(a, "detach") else a
+    b = b.detach().numpy()
+    assert a.shape == b.shape
+    np.testing.assert_allclose(a, b, rtol=0, atol=4 * np.finfo(np.float32).eps
+                               * max(1.0, float(np.abs(b).max(initial=0))))
+
+
+@pytest.mark.parametrize("config", [None, "per_channel_dynamic_qconfig",
+                                    "float16_dynamic_qconfig"])
+def test_mlp_matches_torch(config):
+    t, e = _mlp()
+    if config is None:
+        qt = tq.quantize_dynamic(t, {torch.nn.Linear}, dtype=torch.qint8)
+        qe = eq.quantize_dynamic(e, {ember.nn.Linear}, dtype=ember.qint8)
+    else:
+        qt = tq.quantize_dynamic(t, {torch.nn.Linear: getattr(tq, config)})
+        qe = eq.quantize_dynamic(e, {ember.nn.Linear: getattr(eq, config)})
+    assert str(qe) == str(qt)
+    for i in (0, 2):
+        wt, we = qt[i].weight(), qe[i].weight()
+        if config != "float16_dynamic_qconfig":
+            np.testing.assert_array_equal(we.int_repr().numpy(), wt.int_repr().numpy())
+            assert repr(we.qscheme()) == repr(wt.qscheme())
+    for x in (_x(64, 16), _x(3, 5, 16, seed=1), _x(1, 16) * 0, _x(0, 16)):
+        _close(qe(ember.from_numpy(x)), qt(torch.from_numpy(x)))
+    assert type(e[0]) is ember.nn.Linear         # inplace=False left the float model alone
+
+
+def test_state_dict_keys_and_torch_checkpoint(tmp_path):
+    t, e = _mlp()
+    qt = tq.quantize_dynamic(t, {torch.nn.Linear}, dtype=torch.qint8)
+    qe = eq.quantize_dynamic(ember.nn.Sequential(ember.nn.Linear(16, 32), ember.nn.ReLU(),
+                                                 ember.nn.Linear(32, 10)),
+                             {ember.nn.Linear}, dtype=ember.qint8)
+    assert list(qe.state_dict()) == list(qt.state_dict())
+    torch.save(qt.state_dict(), tmp_path / "q.pt")
+    qe.load_state_dict(ember.load(tmp_path / "q.pt"))
+    x = _x(8, 16)
+    _close(qe(ember.from_numpy(x)), qt(torch.from_numpy(x)))
+    ember.save(qe.state_dict(), tmp_path / "e.pt")
+    qt2 = tq.quantize_dynamic(torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(),
+                                                  torch.nn.Linear(32, 10)), {torch.nn.Linear})
+    qt2.load_state_dict(torch.load(tmp_path / "e.pt", weights_only=False))
+    _close(qe(ember.from_numpy(x)), qt2(torch.from_numpy(x)))
+
+
+@pytest.mark.parametrize("kw", [dict(num_layers=2), dict(batch_first=True, bidirectional=True)])
+def test_lstm_matches_torch(kw):
+    torch.manual_seed(1)
+    t = torch.nn.LSTM(8, 12, **kw)
+    e = ember.nn.LSTM(8, 12, **kw)
+    _copy(t, e)
+    qt = tq.quantize_dynamic(torch.nn.Sequential(t), {torch.nn.LSTM}, dtype=torch.qint8)[0]
+    qe = eq.quantize_dynamic(ember.nn.Sequential(e), {ember.nn.LSTM}, dtype=ember.qint8)[0]
+    assert str(qe) == str(qt)
+    x = _x(5, 3, 8)
+    batch = 5 if kw.get("batch_first") else 3
+    h0 = (_x(len(qe._cells), batch, 12, seed=2) * 0.1,
+          _x(len(qe._cells), batch, 12, seed=3) * 0.1)
+    eo, (eh, ec) = qe(ember.from_numpy(x), tuple(ember.from_numpy(h) for h in h0))
+    to, (th, tc) = qt(torch.from_numpy(x), tuple(torch.from_numpy(h) for h in h0))
+    for a, b in ((eo, to), (eh, th), (ec, tc)):
+        assert tuple(a.shape) == tuple(b.shape)
+        _close(a, b)
+    _close(qe(ember.from_numpy(x))[0], qt(torch.from_numpy(x))[0])      # hx=None: zeros
+    with pytest.raises(RuntimeError, match="3 dimensions"):
+        qt(torch.from_numpy(x[:, 0]))
+    with pytest.raises(RuntimeError, match="3 dimensions"):
+        qe(ember.from_numpy(x[:, 0]))
+
+
+def test_default_spec_names_and_qconfigs():
+    t, e = _mlp()
+    qe = eq.quantize_dynamic(e)                  # default: Linear and LSTM
+    assert qe[0]._get_name() == "DynamicQuantizedLinear"
+    qe = eq.quantize_dynamic(e, {"2": eq.default_dynamic_qconfig})   # by qualified name
+    assert type(qe[0]) is ember.nn.Linear and qe[2]._get_name() == "DynamicQuantizedLinear"
+    for backend in ("x86", "fbgemm", "qnnpack", "onednn"):
+        got, want = eq.get_default_qconfig(backend), tq.get_default_qconfig(backend)
+        assert got.activation().reduce_range == want.activation().reduce_range
+        assert repr(got.weight().qscheme) == repr(want.weight().qscheme)
+    with pytest.raises(AssertionError, match="not supported"):
+        eq.get_default_qconfig("tpu")
+    with pytest.raises(ValueError, match="observer instance"):
+        eq.QConfig(activation=eq.MinMaxObserver(), weight=eq.default_weight_observer)
+    with pytest.raises(ValueError, match="default settings"):
+        eq.quantize_dynamic(e, dtype=ember.int8)
+    with pytest.raises(RuntimeError, match="Unknown dtype"):
+        eq.quantize_dynamic(e, {ember.nn.Linear}, dtype=ember.int8)
+
+
+def test_legacy_import_paths():
+    import ember.quantization
+    import ember.nn.quantized
+    import ember.nn.quantized.dynamic
+    import ember.ao.nn.quantized.dynamic as nnqd
+    assert ember.quantization.quantize_dynamic is eq.quantize_dynamic
+    assert ember.nn.quantized.dynamic.Linear is nnqd.Linear
+    assert ember.nn.quantized.Quantize is ember.ao.nn.quantized.Quantize
