@@ -297,6 +297,9 @@ def test_product_errors():
     with pytest.raises(NotImplementedError, match=r"Only `to\('cpu'\)` is supported"):
         s.to(ember.float32)
     _close(s.to("cpu"), tw, "int8")
+    _close(s.to(device=ember.device("cpu")), tw, "int8")
+    with pytest.raises(RuntimeError, match="at least 1D, but they are 0D"):
+        ember.nn.functional.linear(ember.tensor(1.).half(), s)
 
 
 # ------------------------------------------------------------------ pruning

@@ -1,4 +1,5 @@
-"""ember.sparse (torch.sparse): COO and CSR tensors, their constructors and products.
+"""ember.sparse (torch.sparse): COO and CSR tensors, their constructors and products, and
+2:4 semi-structured matrices (semi_structured.py: to_sparse_semi_structured, C kernels).
 
 Note: sparse tensors are ember.Tensor subclasses (SparseCooTensor, SparseCsrTensor) that
 hold dense index and value tensors; the sparse @ dense product and the duplicate-summing

@@ -173,16 +173,13 @@ class SparseSemiStructuredTensor(Tensor):
 
     def to(self, *args, **kwargs):
         """Only the move to CPU, which, as PyTorch's, gives the dense tensor."""
-        device = kwargs.get("device")
-        if args and isinstance(args[0], str) or (args and type(args[0]).__name__ == "device"):
-            device = args[0]
-        if device is not None and str(device).split(":")[0] == "cpu" and \
-                len(args) + len(kwargs) == 1:
+        device = kwargs.get("device", args[0] if len(args) == 1 else None)
+        if len(args) + len(kwargs) == 1 and isinstance(device, (str, type(self.device))) \
+                and str(device).split(":")[0] == "cpu":
             return self.to_dense()
-        raise NotImplementedError(f"`to()` with args={args[1:] if device in args else args}, "
-                                  f"kwargs={kwargs} is not implemented for "
-                                  "SparseSemiStructuredTensor. Only `to('cpu')` is supported "
-                                  "currently.")
+        raise NotImplementedError(f"`to()` with args={args}, kwargs={kwargs} is not implemented "
+                                  "for SparseSemiStructuredTensor. Only `to('cpu')` is "
+                                  "supported currently.")
 
     def cpu(self, memory_format=None):
         return self.to_dense()
@@ -503,8 +500,11 @@ def linear(x, w, bias=None):
         raise NotImplementedError("`SparseSemiStructuredTensor` matmul: only operand B of "
                                   "`addmm` can be sparse")
     _check_dtypes(w, x, bias)
-    if x.ndim == 0 or x.shape[-1] != w.shape[1]:
-        _shapes(x, w.t()) if x.ndim else _shapes(x.reshape(1, 1), w.t())
+    if x.ndim == 0:
+        raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D "
+                           "and 2D")
+    if x.shape[-1] != w.shape[1]:
+        _shapes(x, w.t())
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != w.shape[0]):
         raise NotImplementedError("`SparseSemiStructuredTensor` matmul: only bias dim=1 "
                                   f"supported. Shape={tuple(bias.shape)}")
