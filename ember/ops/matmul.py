@@ -107,10 +107,29 @@ def _mm_shape_check(sa, sb):
                            f"and {_mat_str(sb)})")
 
 
-def _mm_kernel(a, b):
-    _mm_shape_check(a.shape, b.shape)
-    _check_mm_dtypes(a, b)
-    return _product(np.matmul, a, b)
+def _via_matmul(a, b):
+    """mm/bmm/mv/dot decompose to the batched matmul primitive (DESIGN §4)."""
+    return dispatch(MATMUL, (a, b))
+
+
+def _product_op(name, check_shapes, check_dtypes, out_shape, vjp, schema, fn=np.matmul,
+                amp_policy="none"):
+    """mm, bmm, mv and dot: one registry op each, with PyTorch's shape and dtype checks
+    (messages differ per op), NumPy's product as the kernel and matmul as the decomposition."""
+    def kernel(a, b):
+        check_shapes(a.shape, b.shape)
+        check_dtypes(a, b)
+        return _product(fn, a, b)
+
+    def meta(a, b):
+        sa, sb = tuple(a.shape), tuple(b.shape)
+        check_shapes(sa, sb)
+        check_dtypes(a._data, b._data)
+        return out_shape(sa, sb), a.dtype
+
+    kernel.__name__, meta.__name__ = f"_{name}_kernel", f"_{name}_meta"
+    return register(name, kernel, meta=meta, vjp=vjp, decomp=_via_matmul, tags=("linalg",),
+                    amp_policy=amp_policy, schema=schema)
 
 
 def _mm_vjp(ctx, g):
@@ -119,20 +138,8 @@ def _mm_vjp(ctx, g):
     return (g.mm(b.conj().t()) if na else None, a.conj().t().mm(g) if nb else None)
 
 
-def _mm_meta(a, b):
-    _mm_shape_check(tuple(a.shape), tuple(b.shape))
-    _check_mm_dtypes(a._data, b._data)
-    return (a.shape[0], b.shape[1]), a.dtype
-
-
-def _via_matmul(a, b):
-    """mm/bmm/mv/dot decompose to the batched matmul primitive (DESIGN §4)."""
-    return dispatch(MATMUL, (a, b))
-
-
-MM = register("mm", _mm_kernel, meta=_mm_meta, vjp=_mm_vjp, decomp=_via_matmul,
-              tags=("linalg",), amp_policy="lower_precision",
-              schema="mm(Tensor self, Tensor mat2) -> Tensor")
+MM = _product_op("mm", _mm_shape_check, _check_mm_dtypes, lambda sa, sb: (sa[0], sb[1]),
+                 _mm_vjp, "mm(Tensor self, Tensor mat2) -> Tensor", amp_policy="lower_precision")
 
 
 def mm(input, mat2, *, out=None):
@@ -159,12 +166,6 @@ def _check_bmm_dtypes(a, b):
         raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
 
 
-def _bmm_kernel(a, b):
-    _bmm_shape_check(a.shape, b.shape)
-    _check_bmm_dtypes(a, b)
-    return _product(np.matmul, a, b)
-
-
 def _bmm_vjp(ctx, g):
     a, b = ctx.args
     na, nb = ctx.needs_input_grad
@@ -172,15 +173,9 @@ def _bmm_vjp(ctx, g):
             a.conj().transpose(1, 2).bmm(g) if nb else None)
 
 
-def _bmm_meta(a, b):
-    _bmm_shape_check(tuple(a.shape), tuple(b.shape))
-    _check_bmm_dtypes(a._data, b._data)
-    return (a.shape[0], a.shape[1], b.shape[2]), a.dtype
-
-
-BMM = register("bmm", _bmm_kernel, meta=_bmm_meta, vjp=_bmm_vjp, decomp=_via_matmul,
-               tags=("linalg",), amp_policy="lower_precision",
-               schema="bmm(Tensor self, Tensor mat2) -> Tensor")
+BMM = _product_op("bmm", _bmm_shape_check, _check_bmm_dtypes,
+                  lambda sa, sb: (sa[0], sa[1], sb[2]), _bmm_vjp,
+                  "bmm(Tensor self, Tensor mat2) -> Tensor", amp_policy="lower_precision")
 
 
 def bmm(input, mat2, *, out=None):
@@ -198,27 +193,14 @@ def _mv_shape_check(sm, sv):
                            f"({_mat_str(sm)}), vec ({sv[0]})")
 
 
-def _mv_kernel(m, v):
-    _mv_shape_check(m.shape, v.shape)
-    _check_mv_dtypes(m, v)
-    return _product(np.matmul, m, v)
-
-
 def _mv_vjp(ctx, g):
     m, v = ctx.args
     nm, nv = ctx.needs_input_grad
     return (g.unsqueeze(1) * v.conj() if nm else None, m.conj().t().mv(g) if nv else None)
 
 
-def _mv_meta(m, v):
-    _mv_shape_check(tuple(m.shape), tuple(v.shape))
-    _check_mv_dtypes(m._data, v._data)
-    return (m.shape[0],), m.dtype
-
-
-MV = register("mv", _mv_kernel, meta=_mv_meta, vjp=_mv_vjp, decomp=_via_matmul,
-              tags=("linalg",),
-              schema="mv(Tensor self, Tensor vec) -> Tensor")
+MV = _product_op("mv", _mv_shape_check, _check_mv_dtypes, lambda sm, sv: (sm[0],), _mv_vjp,
+                 "mv(Tensor self, Tensor vec) -> Tensor")
 
 
 def mv(input, vec, *, out=None):
@@ -235,27 +217,14 @@ def _dot_shape_check(sa, sb):
                            f"{sa[0]} and {sb[0]} elements respectively")
 
 
-def _dot_kernel(a, b):
-    _dot_shape_check(a.shape, b.shape)
-    _check_dot_dtypes(a, b)
-    return _product(np.dot, a, b)
-
-
 def _dot_vjp(ctx, g):
     a, b = ctx.args
     na, nb = ctx.needs_input_grad
     return (g * b.conj() if na else None, g * a.conj() if nb else None)
 
 
-def _dot_meta(a, b):
-    _dot_shape_check(tuple(a.shape), tuple(b.shape))
-    _check_dot_dtypes(a._data, b._data)
-    return (), a.dtype
-
-
-DOT = register("dot", _dot_kernel, meta=_dot_meta, vjp=_dot_vjp, decomp=_via_matmul,
-               tags=("linalg",),
-               schema="dot(Tensor self, Tensor tensor) -> Tensor")
+DOT = _product_op("dot", _dot_shape_check, _check_dot_dtypes, lambda sa, sb: (), _dot_vjp,
+                  "dot(Tensor self, Tensor tensor) -> Tensor", fn=np.dot)
 
 
 def dot(input, tensor, *, out=None):
