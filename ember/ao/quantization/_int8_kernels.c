@@ -16,12 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <omp.h>
 #if defined(__AVX512VNNI__) || defined(__AVX512BW__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
 #define NR 64
 #define MR 6
+
+void em_q_set_threads(int n) { omp_set_num_threads(n); }
 
 typedef struct {
     const float *mult;      /* per output channel: sa * sw[oc] */

@@ -25,6 +25,7 @@ __all__ = ["qlinear", "qconv2d", "native_lib"]
 
 _P, _I64, _I32, _F = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32, ctypes.c_float
 _SIGS = {
+    "em_q_set_threads": [ctypes.c_int],
     "em_q_wsum": [_P, _I64, _I64, _P],
     "em_q_im2col": [_P] + [_I64] * 14 + [_I32, _P, _I64],
     "em_q_pack_rows": [_P, _I64, _I64, _I32, _I32, _P, _I64],
@@ -37,8 +38,23 @@ _SIGS = {
 _NR = 64        # columns per packed panel (the C kernel's NR)
 
 
-@functools.lru_cache(maxsize=None)
 def native_lib():
+    """The int8 kernels' ctypes library (None without a C compiler), with OpenMP set to
+    ember.get_num_threads() — one thread in a forked child, whose OpenMP pool is gone (the
+    inductor's rule; the OpenMP setting is per process, so its record is shared)."""
+    lib = _library()
+    if lib is not None:
+        import ember
+        from ..._inductor import compile_fx as cfx
+        n = 1 if cfx._FORKED[0] else ember.get_num_threads()
+        if n != cfx._THREADS[0]:
+            lib.em_q_set_threads(int(n))
+            cfx._THREADS[0] = n
+    return lib
+
+
+@functools.lru_cache(maxsize=None)
+def _library():
     """The ctypes library of the int8 kernels, or None (NumPy path) without a C compiler."""
     from ..._inductor.native import load_native
     with open(os.path.join(os.path.dirname(__file__), "_int8_kernels.c")) as f:
