@@ -175,10 +175,10 @@ def _out(res, out):
     return out
 
 
-def _install():
+def _make_methods():
     METHODS["geqrf"] = lambda self: geqrf(self)
     METHODS["ormqr"] = lambda self, input2, input3, left=True, transpose=False: ormqr(
         self, input2, input3, left, transpose)
 
 
-_install()
+_make_methods()

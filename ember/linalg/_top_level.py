@@ -145,7 +145,7 @@ def _tensor_lu(self, pivot=True, get_infos=False):
     return lu(self, pivot, get_infos)
 
 
-def _install():
+def _make_methods():
     for name in ("det", "logdet", "slogdet", "inverse", "cholesky", "qr", "svd", "pinverse",
                  "matrix_power", "matrix_exp", "cholesky_solve", "cholesky_inverse",
                  "triangular_solve", "orgqr"):
@@ -155,4 +155,4 @@ def _install():
     METHODS["lu_solve"] = lambda self, LU_data, LU_pivots: lu_solve(self, LU_data, LU_pivots)
 
 
-_install()
+_make_methods()

@@ -289,9 +289,9 @@ def clamp_max_(input, max):
 clip, clip_ = clamp, clamp_
 
 
-def _install():
+def _make_methods():
     for name in __all__:
         METHODS[name] = globals()[name]
 
 
-_install()
+_make_methods()

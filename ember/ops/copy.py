@@ -510,7 +510,7 @@ def _type_as(self, other):
     return cast(self, other.dtype)
 
 
-def _install():
+def _make_methods():
     METHODS["clone"] = clone
     METHODS["contiguous"] = contiguous
     METHODS["copy_"] = copy_
@@ -532,4 +532,4 @@ def _install():
     METHODS["map_"] = _map_
 
 
-_install()
+_make_methods()

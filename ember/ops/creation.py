@@ -641,7 +641,7 @@ def _new_device(self, device):
     return device if device is not None or self._device.type not in CUSTOM else self._device
 
 
-def _install():
+def _make_methods():
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False,
                    layout=None, pin_memory=False):
         return tensor(data, dtype=dtype or self.dtype, device=_new_device(self, device),
@@ -675,4 +675,4 @@ def _install():
     METHODS["new_full"] = new_full
 
 
-_install()
+_make_methods()

@@ -303,9 +303,9 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     return return_type("histogram", ("hist", "bin_edges"))(hist, edges)
 
 
-def _install():
+def _make_methods():
     for f in (bincount, histc, histogram):
         METHODS[f.__name__] = f
 
 
-_install()
+_make_methods()

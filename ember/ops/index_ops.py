@@ -840,7 +840,7 @@ def put(input, index, source, accumulate=False):
 _export(put)
 
 
-def _install():
+def _make_methods():
     METHODS["put_"] = put_
     METHODS["put"] = put
     METHODS["take_along_dim"] = take_along_dim
@@ -855,7 +855,7 @@ def _install():
     METHODS["trace"] = trace
 
 
-_install()
+_make_methods()
 
 
 def contiguous_as(t, fmt):

@@ -793,7 +793,7 @@ _export(index_put, index_put_, gather, scatter, scatter_add, index_select, index
         index_fill, take)
 
 
-def _install():
+def _make_methods():
     METHODS["__getitem__"] = __getitem__
     METHODS["__setitem__"] = __setitem__
     METHODS["index_put"] = index_put
@@ -811,4 +811,4 @@ def _install():
     METHODS["take"] = take
 
 
-_install()
+_make_methods()

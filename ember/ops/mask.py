@@ -321,7 +321,7 @@ def nonzero_static(input, *, size, fill_value=-1):
 _export(masked_fill, masked_select, masked_scatter, where, nonzero, argwhere, nonzero_static)
 
 
-def _install():
+def _make_methods():
     METHODS["nonzero_static"] = nonzero_static
     METHODS["masked_fill"] = masked_fill
     METHODS["masked_fill_"] = masked_fill_
@@ -333,4 +333,4 @@ def _install():
     METHODS["argwhere"] = argwhere
 
 
-_install()
+_make_methods()

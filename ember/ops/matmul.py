@@ -336,7 +336,7 @@ def _matmul_op(self, other):
     return matmul(self, other)
 
 
-def _install():
+def _make_methods():
     METHODS["matmul"] = matmul
     METHODS["mm"] = mm
     METHODS["bmm"] = bmm
@@ -346,7 +346,7 @@ def _install():
     METHODS["__rmatmul__"] = _rmatmul
 
 
-_install()
+_make_methods()
 
 
 

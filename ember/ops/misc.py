@@ -457,7 +457,7 @@ def unsafe_split_with_sizes(input, split_sizes, dim=0):
     return tuple(t.clone() for t in input.split(list(split_sizes), dim))
 
 
-def _install():
+def _make_methods():
     from .reduction import return_type
     global _FREXP
     _FREXP = return_type("frexp", ("mantissa", "exponent"))
@@ -502,4 +502,4 @@ def _fill_diagonal_(self, fill_value, wrap=False):
 
 
 _FREXP = None
-_install()
+_make_methods()

@@ -477,7 +477,7 @@ def _no_bool_sub(fn):
     return op
 
 
-def _install_methods():
+def _make_methods():
     METHODS["add"] = add
     METHODS["sub"] = sub
     METHODS["subtract"] = sub
@@ -565,7 +565,7 @@ def _cmp_ok(b):
     return isinstance(b, (Tensor, int, float, bool, complex, np.generic))
 
 
-_install_methods()
+_make_methods()
 
 
 def conj(input):

@@ -739,7 +739,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     return _commit(self, CAUCHY, float(median), float(sigma), generator=generator)
 
 
-def _install():
+def _make_methods():
     METHODS["uniform_"] = uniform_
     METHODS["normal_"] = normal_
     METHODS["random_"] = random_
@@ -752,4 +752,4 @@ def _install():
     METHODS["multinomial"] = multinomial
 
 
-_install()
+_make_methods()

@@ -670,7 +670,7 @@ _export(tile, repeat_interleave, flip, fliplr, flipud, roll, rot90, tril, triu,
         cartesian_prod, combinations)
 
 
-def _install():
+def _make_methods():
     METHODS["repeat"] = repeat
     METHODS["tile"] = lambda self, *dims: tile(self, _ints(dims, "tile"))
     METHODS["repeat_interleave"] = repeat_interleave
@@ -692,4 +692,4 @@ def _install():
     METHODS["broadcast_to"] = broadcast_to
 
 
-_install()
+_make_methods()

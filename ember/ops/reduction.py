@@ -890,10 +890,10 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
 _export(nansum, nanmean, logsumexp, count_nonzero, aminmax)
 
 
-def _install():
+def _make_methods():
     for f in (sum, mean, sum_to_size, prod, max, min, amax, amin, argmax, argmin, all, any,
               var, std, nansum, nanmean, logsumexp, count_nonzero, aminmax):
         METHODS[f.__name__] = f
 
 
-_install()
+_make_methods()

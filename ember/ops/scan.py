@@ -286,11 +286,11 @@ def logcumsumexp(input, dim, *, out=None):
     return res if out is None else write_out(out, res, "logcumsumexp")
 
 
-def _install():
+def _make_methods():
     for f in (cumsum, cumprod, cummax, cummin, logcumsumexp):
         METHODS[f.__name__] = f
     METHODS["cumsum_"] = _cum_inplace(CUMSUM)
     METHODS["cumprod_"] = _cum_inplace(CUMPROD)
 
 
-_install()
+_make_methods()

@@ -345,7 +345,7 @@ def _H(self):
     return transpose(self, 0, 1).conj()
 
 
-def _install():
+def _make_methods():
     METHODS["view"] = view
     METHODS["reshape"] = reshape
     METHODS["view_as"] = lambda self, other: view(self, other.shape)
@@ -367,7 +367,7 @@ def _install():
     METHODS["flatten"] = flatten
 
 
-_install()
+_make_methods()
 
 
 # ------------------------------------------------------------ slice / select / narrow
@@ -885,7 +885,7 @@ def __getattr__(name):
 swapaxes = swapdims = transpose
 
 
-def _install_views():
+def _make_view_methods():
     METHODS["select"] = select
     METHODS["narrow"] = narrow
     METHODS["split"] = split
@@ -903,4 +903,4 @@ def _install_views():
     METHODS["unflatten"] = unflatten
 
 
-_install_views()
+_make_view_methods()

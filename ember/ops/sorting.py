@@ -890,10 +890,10 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
 _export(quantile, nanquantile, unique, unique_consecutive, searchsorted, bucketize)
 
 
-def _install():
+def _make_methods():
     for f in (sort, argsort, msort, topk, kthvalue, median, nanmedian, mode, quantile,
               nanquantile, unique, unique_consecutive):
         METHODS[f.__name__] = f
 
 
-_install()
+_make_methods()

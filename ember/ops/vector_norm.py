@@ -212,7 +212,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return diff.norm(p, out_dim - 1, keepdim)
 
 
-def _install():
+def _make_methods():
     METHODS["dist"] = dist
 
     def norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
@@ -221,4 +221,4 @@ def _install():
     METHODS["norm"] = norm_method
 
 
-_install()
+_make_methods()
