@@ -131,3 +131,40 @@ def test_legacy_import_paths():
     assert ember.quantization.quantize_dynamic is eq.quantize_dynamic
     assert ember.nn.quantized.dynamic.Linear is nnqd.Linear
     assert ember.nn.quantized.Quantize is ember.ao.nn.quantized.Quantize
+
+
+def _static_model(m, ao):
+    class M(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.quant, self.dequant = ao.quantization.QuantStub(), ao.quantization.DeQuantStub()
+            self.fc1, self.relu, self.fc2 = m.nn.Linear(16, 32), m.nn.ReLU(), m.nn.Linear(32, 8)
+
+        def forward(self, x):
+            return self.dequant(self.fc2(self.relu(self.fc1(self.quant(x)))))
+    return M()
+
+
+@pytest.mark.parametrize("backend", ["x86", "qnnpack"])
+def test_static_prepare_convert_matches_torch(backend):
+    """QuantStub -> Linear -> ReLU -> Linear -> DeQuantStub: the same observed qparams,
+    the same quantized integers, print(model) as torch's."""
+    torch.manual_seed(0)
+    tm, em = _static_model(torch, torch.ao), _static_model(ember, ember.ao)
+    _copy(tm, em)
+    tm.qconfig, em.qconfig = tq.get_default_qconfig(backend), eq.get_default_qconfig(backend)
+    tp, ep = tq.prepare(tm), eq.prepare(em)
+    cal = _x(256, 16)
+    tp(torch.from_numpy(cal))
+    ep(ember.from_numpy(cal))
+    tc, ec = tq.convert(tp), eq.convert(ep)
+    assert str(ec) == str(tc)
+    assert not hasattr(ec.fc1, "qconfig") and type(em.fc1) is ember.nn.Linear
+    x = _x(64, 16, seed=1)
+    got, want = ec(ember.from_numpy(x)), tc(torch.from_numpy(x))
+    step = tc.fc2.scale
+    assert np.abs(got.numpy() - want.numpy()).max() <= step * 1.0001     # at most 1 step
+    q = ec.fc1(ec.quant(ember.from_numpy(x)))
+    assert q.is_quantized and q.q_scale() == tc.fc1.scale
+    with pytest.raises(NotImplementedError, match="quantized input"):
+        ec.fc1(ember.from_numpy(x))

@@ -236,9 +236,7 @@ def quantize_array(x, scale, zero_point, lo, hi, out_dtype):
     """clamp(nearbyint(fma(x, 1.0f/scale, zero_point)), lo, hi) on a float32 array: the
     fma is the float64 product (exact for two floats) plus zero_point, rounded once."""
     inv = np.float64(np.float32(1) / np.float32(scale))
-    t = np.multiply(x, inv, dtype=np.float64)
-    t += zero_point
-    t = t.astype(np.float32)
+    t = np.asarray(np.multiply(x, inv, dtype=np.float64) + zero_point).astype(np.float32)
     np.rint(t, out=t)
     np.clip(t, lo, hi, out=t)
     return t.astype(out_dtype)
@@ -343,6 +341,17 @@ def _shape_kernel(op):
     return kernel
 
 
+def _relu(q):
+    """relu in the integers: max(q, zero_point), the quantizer kept (quantized::relu)."""
+    if q._qscheme in _PER_TENSOR:
+        zp = q._zero_point
+    else:
+        shape = [1] * q.ndim
+        shape[q._axis] = -1
+        zp = q._zero_points._data.reshape(shape)
+    return _make(np.maximum(q._data, zp).astype(q._data.dtype), q._dtype, q._quantizer())
+
+
 def _refusal(name):
     return (f"Could not run '{name}' with arguments from the 'QuantizedCPU' backend. This "
             "could be because the operator doesn't exist for this backend (ember has no "
@@ -359,6 +368,7 @@ def install():
         op = REGISTRY.get(name)
         if op is not None:
             op.kernels["quantized"] = _shape_kernel(op)
+    REGISTRY["relu"].kernels["quantized"] = _relu
 
 
 install()
