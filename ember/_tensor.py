@@ -2,7 +2,8 @@
 
 Note: attributes that most tensors never set (grad, grad_fn, _base, hooks) are
 class-level defaults, so wrapping a kernel's output sets only three attributes.
-Math methods are attached by the op modules in `ember/ops/`, which own them.
+Methods that run ops are made by the op modules in `ember/ops/` and installed from
+the declared table in `ember/_tensor_methods.py`; this class body holds the rest.
 """
 
 import numpy as np
