@@ -11,8 +11,6 @@ import itertools
 
 import ember
 from ... import nn
-from ..nn import quantized as nnq
-from ..nn.quantized import dynamic as nnqd
 from . import qconfig as Q
 from ._qtensor import quantize_per_channel, quantize_per_tensor
 from .stubs import DeQuantStub, QuantStub
@@ -26,12 +24,14 @@ _DYNAMIC_TYPES = (nn.Linear, nn.LSTM)
 
 def get_default_dynamic_quant_module_mappings():
     """Float module type -> dynamic quantized module class."""
+    from ..nn.quantized import dynamic as nnqd      # ember.ao.nn imports this package
     return {nn.Linear: nnqd.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear:
             nnqd.Linear, nn.LSTM: nnqd.LSTM}
 
 
 def get_default_static_quant_module_mappings():
     """Float module type -> static quantized module class (ember has Linear and the stubs)."""
+    from ..nn import quantized as nnq
     return {QuantStub: nnq.Quantize, DeQuantStub: nnq.DeQuantize, nn.Linear: nnq.Linear}
 
 
