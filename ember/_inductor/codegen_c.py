@@ -9,6 +9,7 @@ too. Function signature: `void group_N(void **bufs, const int64_t *ints, const d
 """
 from .. import _dtype as D
 from . import config
+from .._symbolic import SymInt
 from .ir import SYM_RE, Buffer, cexpr, ctype, is_one, regtype
 
 __all__ = ["GroupCode", "KernelCtx", "prelude", "pointwise_kernel", "reduction_kernel",
@@ -268,7 +269,19 @@ def reduction_kernel(group, buf, red):
                        clause, body, "  ")
         lines += ["  " + ln for ln in decl] + inner + ["  " + store]
     else:
-        inner = decl + _loops(ctx, rdims, src.shape, "r", "", clause, body) + [store]
+        last = src.shape[rdims[-1]] if rdims else None
+        if rt == "sum" and acc_t == "double" and out_dt != D.float64 and rdims \
+                and not isinstance(last, SymInt) and int(last) <= 4096:
+            # float partial sums over the short innermost reduced dim (full SIMD width),
+            # each added to the double: as accurate as the blocked sum below
+            fbody = ctx.lines + [f"accb += {v.replace('(double)', '(float)')};"]
+            inner_loop = _loops(ctx, rdims[-1:], src.shape, "r", "", "reduction(+:accb)",
+                                fbody)
+            body2 = ["float accb = 0;"] + inner_loop + ["acc += accb;"]
+            inner = decl + (_loops(ctx, rdims[:-1], src.shape, "r", "", "", body2)
+                            if len(rdims) > 1 else body2) + [store]
+        else:
+            inner = decl + _loops(ctx, rdims, src.shape, "r", "", clause, body) + [store]
         lines += _loops(ctx, kdims, src.shape, "i",
                         _par_if(ctx, work) + _omp_extra(), "", inner, "  ", simd_outer=False)
     lines.append("}")
