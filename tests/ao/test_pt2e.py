@@ -73,7 +73,27 @@ def _models(lib):
             y = lib.relu(self.bn2(self.conv2(y)) + x)
             return self.fc(nn.functional.adaptive_avg_pool2d(y, 1).flatten(1))
 
+    class MBBlock(nn.Module):
+        """mobilenet_v2's inverted residual. ReLU6 is written as hardtanh(0, 6), the op
+        PyTorch 2.1's capture produced for it (and ember's does); torch 2.13's export
+        keeps aten.relu6, which the XNNPACK recipe does not list."""
+
+        def __init__(self):
+            super().__init__()
+            self.expand = nn.Conv2d(4, 8, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(8)
+            self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8, bias=False)
+            self.bn2 = nn.BatchNorm2d(8)
+            self.project = nn.Conv2d(8, 4, 1, bias=False)
+            self.bn3 = nn.BatchNorm2d(4)
+
+        def forward(self, x):
+            y = nn.functional.hardtanh(self.bn1(self.expand(x)), 0.0, 6.0)
+            y = nn.functional.hardtanh(self.bn2(self.dw(y)), 0.0, 6.0)
+            return x + self.bn3(self.project(y))
+
     return {"convnet": (ConvNet, (2, 3, 12, 12)), "mlp": (MLP, (5, 12)),
+            "mbblock": (MBBlock, (2, 4, 6, 6)),
             "cat": (Cat, (2, 3, 6, 6)), "resblock": (ResBlock, (2, 4, 6, 6))}
 
 
@@ -111,9 +131,10 @@ def _op_sequence(gm, lib):
             continue
         if lib == "torch":
             name = n.target.__name__.split(".")[0] if hasattr(n.target, "__name__") else ""
+        elif callable(getattr(n.target, "name", None)):   # a registry op: "ns::name.overload"
+            name = n.target.name().split("::")[-1].split(".")[0]
         else:
-            name = n.target.__name__ if hasattr(n.target, "__name__") else ""
-            name = name.replace("quantized_decomposed_", "")
+            name = getattr(n.target, "__name__", "")
         if name in ("getitem", "_guards_fn"):
             continue
         seq.append(_NAME.get(name, name))
@@ -179,7 +200,7 @@ def _compare(ce, ct, data, check_seq=True):
         np.testing.assert_allclose(ye, yt, atol=2 * step + 1e-5)
 
 
-@pytest.mark.parametrize("name", ["convnet", "mlp", "resblock"])
+@pytest.mark.parametrize("name", ["convnet", "mlp", "resblock", "mbblock"])
 @pytest.mark.parametrize("per_channel", [True, False])
 def test_xnnpack_ptq_matches_torch(name, per_channel):
     me, mt, data = _pair(name)
@@ -388,3 +409,99 @@ def test_bad_inputs():
         prepare_pt2e(enn.Linear(2, 2), XNNPACKQuantizer())
     with pytest.raises(ValueError, match="use_reference_representation"):
         convert_pt2e(None, use_reference_representation="yes")
+
+
+def test_export_for_training_module_goes_through_prepare():
+    me, _, data = _pair("mlp")
+    ep = ember.export.export_for_training(me, (ember.from_numpy(data[0]),))
+    p = prepare_pt2e(ep.module(), XNNPACKQuantizer().set_global(
+        get_symmetric_quantization_config(is_per_channel=True)))
+    for d in data:
+        p(ember.from_numpy(d))
+    c = convert_pt2e(p)
+    ref = _flow_ember(me, data, XNNPACKQuantizer().set_global(
+        get_symmetric_quantization_config(is_per_channel=True)), data[0])
+    assert _qparams(c, "ember") == _qparams(ref, "ember")
+
+
+def _derived_bias_quantizer(lib, qz, obs_mod):
+    """A user quantizer (same code for both libraries): linear with int8 activations and
+    weights and an int32 bias whose scale is derived: act_scale * weight_scale."""
+
+    def derive(observers):
+        act, weight = observers
+        s_a, _ = act.calculate_qparams()
+        s_w, _ = weight.calculate_qparams()
+        scale = (s_a * s_w).to(lib.float32)
+        return scale, lib.zeros(scale.shape, dtype=lib.int32)
+
+    class DerivedBias(qz.Quantizer):
+        def annotate(self, model):
+            act = qz.QuantizationSpec(
+                dtype=lib.int8, quant_min=-128, quant_max=127, qscheme=lib.per_tensor_affine,
+                observer_or_fake_quant_ctr=obs_mod.MinMaxObserver)
+            weight = qz.QuantizationSpec(
+                dtype=lib.int8, quant_min=-127, quant_max=127,
+                qscheme=lib.per_tensor_symmetric,
+                observer_or_fake_quant_ctr=obs_mod.MinMaxObserver)
+            for n in model.graph.nodes:
+                if n.op == "call_function" and "linear" in str(n.target):
+                    x, w, b = n.args[:3]
+                    bias = qz.DerivedQuantizationSpec(
+                        derived_from=[(x, n), (w, n)], derive_qparams_fn=derive,
+                        dtype=lib.int32, quant_min=-2 ** 31, quant_max=2 ** 31 - 1,
+                        qscheme=lib.per_tensor_symmetric)
+                    n.meta["quantization_annotation"] = qz.QuantizationAnnotation(
+                        input_qspec_map={x: act, w: weight, b: bias}, output_qspec=act,
+                        _annotated=True)
+            return model
+
+        def validate(self, model):
+            pass
+
+    return DerivedBias()
+
+
+def test_derived_bias_spec_matches_torch():
+    import torchao.quantization.pt2e.observer as tobs
+    import torchao.quantization.pt2e.quantizer as tqz
+    import ember.ao.quantization.observer as eobs
+    import ember.ao.quantization.quantizer as eqz
+    me, mt, data = _pair("mlp")
+    ce = _flow_ember(me, data, _derived_bias_quantizer(ember, eqz, eobs), data[0])
+    ct = _flow_torch(mt, data, _derived_bias_quantizer(torch, tqz, tobs), data[0])
+    _compare(ce, ct, data)
+    ints = [getattr(ce, n.target) for n in ce.graph.nodes
+            if n.op == "get_attr" and "frozen" in n.target]
+    assert sorted(str(t.dtype) for t in ints) == ["torch.int32"] * 2 + ["torch.int8"] * 2
+
+
+def test_dynamic_linear_config_matches_torch():
+    me, mt, data = _pair("mlp")
+    qe = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(
+        is_per_channel=True, is_dynamic=True))
+    with pytest.warns(UserWarning):
+        qt = txnn.XNNPACKQuantizer()
+    qt.set_global(txnn.get_symmetric_quantization_config(is_per_channel=True,
+                                                         is_dynamic=True))
+    ce = _flow_ember(me, data, qe, data[0])
+    ct = _flow_torch(mt, data, qt, data[0])
+    assert _op_sequence(ce, "ember") == _op_sequence(ct, "torch")
+    for d in data:
+        np.testing.assert_allclose(ce(ember.from_numpy(d)).detach().numpy(),
+                                   ct(torch.from_numpy(d)).detach().numpy(), atol=1e-4)
+
+
+def test_converted_model_round_trips_through_export_save(tmp_path):
+    me, _, data = _pair("convnet")
+    ce = _flow_ember(me, data, XNNPACKQuantizer().set_global(
+        get_symmetric_quantization_config(is_per_channel=True)), data[0])
+    x = ember.from_numpy(data[1])
+    ep = ember.export.export(ce, (x,))
+    path = str(tmp_path / "int8.pt2")
+    ember.export.save(ep, path)
+    loaded = ember.export.load(path)
+    np.testing.assert_array_equal(loaded.module()(x).detach().numpy(),
+                                  ce(x).detach().numpy())
+    assert any(str(v.dtype) == "torch.int8" for v in loaded.state_dict.values()) or any(
+        str(v.dtype) == "torch.int8" for v in loaded.constants.values())
