@@ -269,7 +269,7 @@ def _no_sparse_grad(grad):
 
 def _make(cls, vals, meta, transposed, requires_grad, alg_id, layout=None):
     """`layout`: a dict shared by the tensors over the same storage (t(), detach()) that
-    caches the kernels' blocked copy of it."""
+    caches the kernels' reordered copies of it (gather: True, scatter: False)."""
     t = object.__new__(cls)
     t._vals, t._meta, t._transposed = vals, meta, bool(transposed)
     t._layout = {} if layout is None else layout
@@ -420,10 +420,11 @@ def _shapes(a, b):
 def _times(x2, s, transpose, bias=None):
     """x2 (N, p) @ M for M = s's logical matrix (transposed if `transpose`): the gather
     kernel when M is W^T, the scatter kernel when M is W."""
-    layout = s._layout.get("blocked")
+    gather = s._transposed != transpose
+    layout = s._layout.get(gather)
     if layout is None:
-        layout = s._layout["blocked"] = K.blocked(s._vals, s._meta)
-    if s._transposed != transpose:
+        layout = s._layout[gather] = K.blocked(s._vals, s._meta, gather)
+    if gather:
         b = None if bias is None else np.asarray(bias, np.int32 if s._vals.dtype == np.int8
                                                  else np.float32)
         return K.gather(s._vals, s._meta, x2, b, layout)

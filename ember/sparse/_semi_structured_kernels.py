@@ -2,9 +2,9 @@
 
 Note: the weight W (m, k) is stored as its kept values V (m, k/2) and one code byte per
 group of four columns (m, k/4): bits 0-1 and 2-3 are the positions of the two kept values.
-The kernels read them reordered by `blocked`: reduction block by block (KB columns), all
-rows of a block in one contiguous run, so a block's pass streams memory instead of
-touching one page per row (row strides of 4 KiB and more thrashed the TLB).
+The kernels read them reordered by `blocked` into the order they visit them, so a pass
+streams one contiguous run (row strides of 4 KiB and more touched a page per row and
+restarted the prefetcher per block).
 Only kept values are loaded and multiplied:
 
     gather  y[n, i] = sum_g V[i, 2g] x[n, 4g + c0] + V[i, 2g+1] x[n, 4g + c1]   (x @ W^T)
@@ -26,7 +26,7 @@ from .._inductor.native import load_native
 
 __all__ = ["gather", "scatter", "blocked", "columns"]
 
-KB = 64         # the C source's reduction block
+KB, RB = 64, 64     # the C source's reduction block and row block
 
 _SOURCE = r"""
 #include <stdint.h>
@@ -169,13 +169,16 @@ int NAME(const VT* vals, const uint8_t* meta, int64_t M, int64_t K, const XT* x,
         _Pragma("omp for schedule(dynamic, 1)")                                         \
         for (int64_t task = 0; task < nr * nt; task++) {                                \
             int64_t r0 = (task / nt) * RB, t0 = (task % nt) * BT;                       \
-            int64_t r1 = r0 + RB < M ? r0 + RB : M;                                     \
+            int64_t r1 = r0 + RB < M ? r0 + RB : M, nrow = r1 - r0;                     \
+            const VT* vb = vals + r0 * (K / 2);                                         \
+            const uint8_t* mb = meta + r0 * (K / 4);                                    \
             memset(buf, 0, RB * BT * sizeof(ACC));                                      \
             for (int64_t k0 = 0; k0 < K; k0 += KB) {                                    \
                 int64_t ng = ((k0 + KB < K ? k0 + KB : K) - k0) / 4;                    \
                 const XACC* xk = xT + ((task % nt) * K + k0) * BT;                      \
                 for (int64_t i = r0; i < r1; i++)                                       \
-                    ROWF(vals + k0 / 2 * M + i * ng * 2, meta + k0 / 4 * M + i * ng, ng,\
+                    ROWF(vb + k0 / 2 * nrow + (i - r0) * ng * 2,                        \
+                         mb + k0 / 4 * nrow + (i - r0) * ng, ng,                        \
                          xk, BT, buf + (i - r0) * BT);                                  \
             }                                                                           \
             int64_t n1 = t0 + BT < N ? t0 + BT : N;                                     \
@@ -229,7 +232,7 @@ int ss_gather_bf16(const uint16_t* vals, const uint8_t* meta, int64_t M, int64_t
         #pragma omp for schedule(dynamic, 1)
         for (int64_t task = 0; task < nr * nt; task++) {
             int64_t r0 = (task / nt) * RB, t = task % nt, t0 = t * BT;
-            int64_t r1 = r0 + RB < M ? r0 + RB : M;
+            int64_t r1 = r0 + RB < M ? r0 + RB : M, nrow = r1 - r0;
             memset(buf, 0, RB * BT * sizeof(float));
             for (int64_t g0 = 0; g0 < G; g0 += KB2 / 4) {
                 int64_t g1 = g0 + KB2 / 4 < G ? g0 + KB2 / 4 : G;
@@ -238,8 +241,9 @@ int ss_gather_bf16(const uint16_t* vals, const uint8_t* meta, int64_t M, int64_t
                 const uint16_t* xg = xP + (t * G + g0) * 6 * BT * 2;
                 for (int64_t i = r0; i < r1; i++) {
                     float* acc = buf + (i - r0) * BT;
-                    const uint32_t* v = (const uint32_t*)(vals + kb0 / 2 * M + i * ngb * 2) + h;
-                    const uint8_t* code = meta + kb0 / 4 * M + i * ngb + h;
+                    const uint32_t* v = (const uint32_t*)(vals + r0 * (K / 2) + kb0 / 2 * nrow
+                                                          + (i - r0) * ngb * 2) + h;
+                    const uint8_t* code = meta + r0 * (K / 4) + kb0 / 4 * nrow + (i - r0) * ngb + h;
                     __m512 a0 = _mm512_loadu_ps(acc), a1 = _mm512_loadu_ps(acc + 16);
                     __m512 a2 = _mm512_loadu_ps(acc + 32), a3 = _mm512_loadu_ps(acc + 48);
                     __m512 b0 = _mm512_setzero_ps(), b1 = b0, b2 = b0, b3 = b0;
@@ -370,21 +374,23 @@ def _check(rc, what):
         raise MemoryError(f"{what}: could not allocate the packed input")
 
 
-def blocked(vals, meta):
-    """`vals`, `meta` reordered for the kernels: for each block of KB columns, its slice of
-    every row, rows one after the other (flat arrays)."""
-    k = vals.shape[1] * 2
-    vb = np.concatenate([vals[:, k0 // 2:min(k0 + KB, k) // 2].reshape(-1)
-                         for k0 in range(0, k, KB)] or [vals.reshape(-1)])
-    mb = np.concatenate([meta[:, k0 // 4:min(k0 + KB, k) // 4].reshape(-1)
-                         for k0 in range(0, k, KB)] or [meta.reshape(-1)])
-    return vb, mb
+def blocked(vals, meta, by_rows):
+    """`vals`, `meta` reordered for the kernels (flat arrays): block by block of KB columns,
+    each block's slice of every row one after the other; `by_rows` (the gather kernel's
+    order): within each block of RB rows first, so one row block's pass reads one run."""
+    k, m = vals.shape[1] * 2, vals.shape[0]
+    row_blocks = [(r, min(r + RB, m)) for r in range(0, m, RB)] if by_rows else [(0, m)]
+    cols = [(c, min(c + KB, k)) for c in range(0, k, KB)]
+    vb = [vals[r0:r1, c0 // 2:c1 // 2].reshape(-1) for r0, r1 in row_blocks for c0, c1 in cols]
+    mb = [meta[r0:r1, c0 // 4:c1 // 4].reshape(-1) for r0, r1 in row_blocks for c0, c1 in cols]
+    return (np.concatenate(vb) if vb else vals.reshape(-1),
+            np.concatenate(mb) if mb else meta.reshape(-1))
 
 
 def gather(vals, meta, x, bias=None, layout=None):
     """x (N, k) @ W^T -> (N, m), W the (m, k) 2:4 matrix of `vals` (m, k/2) / `meta`
     (m, k/4); bias (m,) in the accumulator dtype (float32, or int32 for int8) or None;
-    `layout`: blocked(vals, meta) when the caller keeps it."""
+    `layout`: blocked(vals, meta, True) when the caller keeps it."""
     m, k = vals.shape[0], vals.shape[1] * 2
     n = x.shape[0]
     y = np.empty((n, m), vals.dtype)
@@ -392,7 +398,7 @@ def gather(vals, meta, x, bias=None, layout=None):
     if lib is None or n == 0 or m == 0 or k == 0:
         return _gather_numpy(vals, meta, x, bias, y)
     xs0, xs1 = _strides(x)
-    vb, mb = layout or blocked(vals, meta)
+    vb, mb = layout or blocked(vals, meta, True)
     fn = getattr(lib, f"ss_gather_{_SUFFIX[vals.dtype.name]}")
     _check(fn(vb.ctypes.data, mb.ctypes.data, m, k, x.ctypes.data, n, xs0, xs1,
               None if bias is None else bias.ctypes.data, y.ctypes.data, m, 1),
@@ -401,7 +407,8 @@ def gather(vals, meta, x, bias=None, layout=None):
 
 
 def scatter(vals, meta, x, layout=None):
-    """x (N, m) @ W -> (N, k), with W the (m, k) 2:4 matrix of `vals` / `meta`."""
+    """x (N, m) @ W -> (N, k), with W the (m, k) 2:4 matrix of `vals` / `meta`;
+    `layout`: blocked(vals, meta, False) when the caller keeps it."""
     m, k = vals.shape[0], vals.shape[1] * 2
     n = x.shape[0]
     y = np.empty((n, k), vals.dtype)
@@ -409,7 +416,7 @@ def scatter(vals, meta, x, layout=None):
     if lib is None or n == 0 or m == 0 or k == 0:
         return _scatter_numpy(vals, meta, x, y)
     xs0, xs1 = _strides(x)
-    vb, mb = layout or blocked(vals, meta)
+    vb, mb = layout or blocked(vals, meta, False)
     fn = getattr(lib, f"ss_scatter_{_SUFFIX[vals.dtype.name]}")
     _check(fn(vb.ctypes.data, mb.ctypes.data, m, k, x.ctypes.data, n, xs0, xs1,
               y.ctypes.data, k, 1), "semi-structured mm")
