@@ -168,3 +168,17 @@ def test_static_prepare_convert_matches_torch(backend):
     assert q.is_quantized and q.q_scale() == tc.fc1.scale
     with pytest.raises(NotImplementedError, match="quantized input"):
         ec.fc1(ember.from_numpy(x))
+
+
+def test_qconfig_mapping():
+    def build(ao):
+        Q = ao.quantization
+        return (Q.QConfigMapping().set_global(None).set_object_type("reshape", None)
+                .set_module_name_regex("fc.*", None).set_module_name("fc1", None)
+                .set_module_name_object_type_order("", "add", 0, None))
+    got, want = build(ember.ao), build(torch.ao)
+    assert repr(got) == repr(want) and got.to_dict() == want.to_dict()
+    back = eq.QConfigMapping.from_dict(got.to_dict())
+    assert back.to_dict() == got.to_dict()
+    m = eq.get_default_qconfig_mapping("qnnpack")
+    assert m.global_qconfig.weight().qscheme == ember.per_tensor_symmetric

@@ -15,3 +15,4 @@ from .fake_quantize import (default_fake_quant, default_weight_fake_quant,  # no
 from .qconfig import *  # noqa: F401,F403
 from .stubs import QuantStub, DeQuantStub, QuantWrapper  # noqa: F401
 from .quantize import *  # noqa: F401,F403
+from .qconfig_mapping import *  # noqa: F401,F403
