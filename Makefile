@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(VPY) benchmarks/compile.py
 	$(VPY) benchmarks/attention.py
 	$(VPY) benchmarks/sparse.py
+	$(VPY) benchmarks/quantize_dynamic.py
 
 lint: $(STAMP)
 	$(VPY) -m pip install -q ruff
