@@ -18,7 +18,7 @@ import numpy as np
 
 from ._errors import DistBackendError
 from ._reduce_op import combine, is_avg
-from ._tcp_mesh import COLL, P2P, Mesh
+from ._tcp_mesh import COLL, DONE, P2P, Mesh
 from ._work import Work, Worker
 
 __all__ = ["ProcessGroupGloo"]
@@ -99,7 +99,11 @@ class ProcessGroupGloo:
 
         def run():
             self.mesh.enter(seq)
-            fn(_Ctx(self, name, seq))
+            try:
+                fn(_Ctx(self, name, seq))
+            except BaseException:
+                self.mesh.unpost(seq)
+                raise
         return self.worker.submit(work, run)
 
     # ------------------------------------------------------------- collectives
@@ -333,6 +337,8 @@ class _Ctx:
     def take(self, j, sub, nbytes, deadline=None, soft=False, kind=COLL):
         pg, what = self.pg, f"[Rank {self.r}] {self.name} (sequence number {self.seq})"
         buf = pg.mesh.peers[j].take((kind, self.seq, sub), deadline or self.deadline, what)
+        if buf is DONE:
+            return buf
         if buf is None:
             if soft:
                 return None
@@ -374,30 +380,48 @@ class _Ctx:
         flat[s:e] = acc
 
     def ring_reduce_scatter(self, flat, blocks, f):
-        """After n-1 steps rank r holds the fully reduced blocks[r] (chunk-pipelined)."""
+        """After n-1 steps rank r holds the fully reduced blocks[r] (chunk-pipelined).
+
+        Every incoming chunk is posted first, so the reader thread reduces it into `flat`
+        as it arrives; the worker only forwards each reduced chunk to the right."""
         n, r, item = self.n, self.r, flat.itemsize
         right, left = (r + 1) % n, (r - 1) % n
+        steps = [[((1 << 40) + (step << 20) + k, s, e)
+                  for k, (s, e) in enumerate(_pieces(*blocks[(r - step - 2) % n], item))]
+                 for step in range(n - 1)]
+        peer = self.pg.mesh.peers[left]
+        for chunks in steps:
+            for key, s, e in chunks:
+                peer.post((COLL, self.seq, key), flat[s:e], f)
         for k, (s, e) in enumerate(_pieces(*blocks[(r - 1) % n], item)):
             self.send(right, (1 << 40) + k, flat[s:e])
-        for step in range(n - 1):
-            b = (r - step - 2) % n
-            for k, (s, e) in enumerate(_pieces(*blocks[b], item)):
-                buf = self.take(left, (1 << 40) + (step << 20) + k, (e - s) * item)
-                f(flat[s:e], buf.view(flat.dtype), out=flat[s:e])
+        for step, chunks in enumerate(steps):
+            for k, (key, s, e) in enumerate(chunks):
+                buf = self.take(left, key, (e - s) * item)
+                if buf is not DONE:
+                    f(flat[s:e], buf.view(flat.dtype), out=flat[s:e])
                 if step + 1 < n - 1:
                     self.send(right, (1 << 40) + ((step + 1) << 20) + k, flat[s:e])
 
     def ring_allgather(self, flat, blocks):
-        """Rank r owns blocks[r]; after n-1 steps every rank holds every block."""
+        """Rank r owns blocks[r]; after n-1 steps every rank holds every block (incoming
+        chunks are posted, so they are received straight into `flat`)."""
         n, r, item = self.n, self.r, flat.itemsize
         right, left = (r + 1) % n, (r - 1) % n
+        steps = [[((2 << 40) + (step << 20) + k, s, e)
+                  for k, (s, e) in enumerate(_pieces(*blocks[(r - step - 1) % n], item))]
+                 for step in range(n - 1)]
+        peer = self.pg.mesh.peers[left]
+        for chunks in steps:
+            for key, s, e in chunks:
+                peer.post((COLL, self.seq, key), flat[s:e])
         for k, (s, e) in enumerate(_pieces(*blocks[r], item)):
             self.send(right, (2 << 40) + k, flat[s:e])
-        for step in range(n - 1):
-            b = (r - step - 1) % n
-            for k, (s, e) in enumerate(_pieces(*blocks[b], item)):
-                buf = self.take(left, (2 << 40) + (step << 20) + k, (e - s) * item)
-                flat[s:e] = buf.view(flat.dtype)
+        for step, chunks in enumerate(steps):
+            for k, (key, s, e) in enumerate(chunks):
+                buf = self.take(left, key, (e - s) * item)
+                if buf is not DONE:
+                    flat[s:e] = buf.view(flat.dtype)
                 if step + 1 < n - 1:
                     self.send(right, (2 << 40) + ((step + 1) << 20) + k, flat[s:e])
 

@@ -8,6 +8,10 @@ A reader that sees EOF marks its peer dead, which fails every wait on that peer 
 (a SIGKILLed rank is noticed by all ranks it was connected to). Each rank also tells its
 peers when it starts a collective (an ENTER frame), so a timeout can name the ranks that
 never reached the collective. Tensors travel as raw bytes (a memoryview of the array).
+A collective can `post` where a frame should land before it arrives: the reader then
+receives it straight into the destination (or into one reused per-peer scratch buffer and
+reduces it into the destination), so large transfers allocate nothing and the reduction
+overlaps the worker's sends; a frame that arrives before its post takes the mailbox path.
 """
 import atexit
 import collections
@@ -22,7 +26,7 @@ import numpy as np
 
 from ._errors import DistBackendError, DistNetworkError
 
-__all__ = ["Mesh", "COLL", "P2P", "ENTER", "CTRL", "BYE"]
+__all__ = ["Mesh", "COLL", "P2P", "ENTER", "CTRL", "BYE", "DONE"]
 
 _live_meshes = weakref.WeakSet()
 
@@ -34,12 +38,13 @@ def _say_goodbye():
 
 COLL, P2P, ENTER, CTRL, BYE = 1, 2, 3, 4, 5
 _HDR = struct.Struct("<BqqQ")       # kind, a, b, nbytes
+DONE = object()     # mailbox entry: a posted frame already landed in its destination
 
 
 def _recv_into(sock, view):
     got, n = 0, len(view)
-    while got < n:
-        k = sock.recv_into(view[got:], min(n - got, 1 << 22))
+    while got < n:      # MSG_WAITALL: one syscall (one GIL round trip) per frame
+        k = sock.recv_into(view[got:], n - got, socket.MSG_WAITALL)
         if k == 0:
             raise ConnectionError("connection closed")
         got += k
@@ -55,6 +60,8 @@ class _Peer:
         self.entered = -1         # highest collective sequence number the peer started
         self.recv_hooks = {}      # (kind, a, b) -> callable(buf): irecv completion
         self.said_bye = False     # the peer shut down on purpose (not a crash)
+        self.posted = {}          # (kind, a, b) -> (dest array, reduce fn or None)
+        self.scratch = np.empty(0, np.uint8)
         threading.Thread(target=self._read, daemon=True,
                          name=f"ember-dist-reader-{rank}").start()
 
@@ -64,6 +71,14 @@ class _Peer:
             while True:
                 _recv_into(self.sock, memoryview(hdr))
                 kind, a, b, n = _HDR.unpack(hdr)
+                with self.cond:
+                    post = self.posted.pop((kind, a, b), None)
+                if post is not None and post[0].nbytes == n:
+                    self._land(post, n)
+                    with self.cond:
+                        self.mailbox[(kind, a, b)].append(DONE)
+                        self.cond.notify_all()
+                    continue
                 buf = np.empty(n, np.uint8)
                 if n:
                     _recv_into(self.sock, memoryview(buf))
@@ -86,11 +101,29 @@ class _Peer:
                     self.dead = f"rank {self.rank} closed its connection ({e})" \
                         if not self.mesh.closing else "process group destroyed"
                 hooks, self.recv_hooks = self.recv_hooks, {}
+                self.posted.clear()
                 self.cond.notify_all()
             if not self.said_bye and not self.mesh.closing:
                 self.mesh.peer_crashed(self.rank)
             for hook in hooks.values():
                 hook(None)
+
+    def _land(self, post, n):
+        dest, f = post
+        if f is None:
+            _recv_into(self.sock, memoryview(dest.view(np.uint8)))
+            return
+        if self.scratch.nbytes < n:
+            self.scratch = np.empty(n, np.uint8)
+        _recv_into(self.sock, memoryview(self.scratch[:n]))
+        f(dest, self.scratch[:n].view(dest.dtype), out=dest)
+
+    def post(self, key, dest, f=None):
+        """Have the frame `key` land in `dest` (1-D, contiguous): copied, or, with `f`,
+        reduced into it as f(dest, frame, out=dest). take(key) then returns DONE."""
+        with self.cond:
+            if key not in self.mailbox:
+                self.posted[key] = (dest, f)
 
     def send(self, kind, a, b, payload=None):
         data = b"" if payload is None else payload
@@ -197,6 +230,13 @@ class Mesh:
                     p.send(ENTER, seq, 0)
                 except DistBackendError:
                     pass
+
+    def unpost(self, seq):
+        """Drop the posts of collective `seq` (it failed): no late frame lands in its data."""
+        for p in self.peers.values():
+            with p.cond:
+                for key in [k for k in p.posted if k[0] == COLL and k[1] == seq]:
+                    del p.posted[key]
 
     def missing_for(self, seq):
         return [j for j, p in sorted(self.peers.items()) if p.entered < seq]
