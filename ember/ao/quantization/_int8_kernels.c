@@ -54,7 +54,7 @@ static inline void em_store1(const em_requant *q, int64_t oc, int32_t acc, void 
 }
 
 /* Row sums of the (padded) weight rows: sum_k w[oc, k]. */
-void em_q_wsum(const int8_t *w, int64_t oc, int64_t kp, int32_t *out) {
+static void em_q_wsum(const int8_t *w, int64_t oc, int64_t kp, int32_t *out) {
     #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < oc; r++) {
         int32_t s = 0;
@@ -95,7 +95,7 @@ static inline void em_interleave4(const uint8_t *r0, const uint8_t *r1, const ui
    k = (c * KH + kh) * KW + kw (channels c0 .. c0 + cg - 1), column = (n * OH + oh) * OW + ow.
    Per panel, rows of 64 columns are gathered as runs of consecutive sources (memcpy when
    the stride is 1), then interleaved into 4-byte groups. */
-void em_q_im2col(const uint8_t *xp, int64_t n_, int64_t c_, int64_t hp, int64_t wp,
+static void em_q_im2col(const uint8_t *xp, int64_t n_, int64_t c_, int64_t hp, int64_t wp,
                  int64_t c0, int64_t cg, int64_t kh_, int64_t kw_, int64_t sh, int64_t sw,
                  int64_t dh, int64_t dw, int64_t oh_, int64_t ow_, int32_t fill, uint8_t *pk,
                  int64_t kp) {
@@ -151,7 +151,7 @@ void em_q_im2col(const uint8_t *xp, int64_t n_, int64_t c_, int64_t hp, int64_t 
 
 /* A linear layer's input (M, K) as packed panels: row m is column m, its 4-byte groups
    are copied as they are (k beyond K and rows beyond M hold the fill value). */
-void em_q_pack_rows(const uint8_t *x, int64_t m_, int64_t k, int32_t fill, int32_t flip,
+static void em_q_pack_rows(const uint8_t *x, int64_t m_, int64_t k, int32_t fill, int32_t flip,
                     uint8_t *pk, int64_t kp) {
     const int64_t npanel = (m_ + NR - 1) / NR, kg = kp / 4;
     const uint8_t f = (uint8_t)fill, x8 = flip ? 0x80 : 0;
@@ -169,7 +169,7 @@ void em_q_pack_rows(const uint8_t *x, int64_t m_, int64_t k, int32_t fill, int32
 }
 
 /* xp = x with a border of `fill` (ph rows, pw columns), int8 bits shifted to uint8. */
-void em_q_pad(const uint8_t *x, int64_t planes, int64_t h_, int64_t w_, int64_t ph,
+static void em_q_pad(const uint8_t *x, int64_t planes, int64_t h_, int64_t w_, int64_t ph,
               int64_t pw, int32_t fill, int32_t flip, uint8_t *xp) {
     const int64_t hp = h_ + 2 * ph, wp = w_ + 2 * pw;
     const uint8_t x8 = flip ? 0x80 : 0;
@@ -310,7 +310,7 @@ static void em_tile_c(int mr, const int8_t *w, int64_t kp, const uint8_t *pk, in
 #endif
 
 /* out(N, octot, P)[:, ocbase + oc, :] = requant(w (oc_, kp) @ packed columns - off). */
-void em_q_gemm(const int8_t *w, int64_t oc_, int64_t kp, const uint8_t *pk, int64_t cols,
+static void em_q_gemm(const int8_t *w, int64_t oc_, int64_t kp, const uint8_t *pk, int64_t cols,
                const int32_t *off, const float *mult, const float *bias, float inv_so,
                int32_t zo, int32_t qmin, int32_t qmax, int32_t kind, float lo, float hi, void *out,
                int64_t p_, int64_t octot, int64_t ocbase) {
@@ -399,7 +399,7 @@ static void em_dw_block16(const uint8_t *x, int64_t n, int64_t c0, int64_t nc, i
 /* Depthwise conv (groups == C, OC = C * mult) on NCHW, one (n, oc) plane at a time: the
    input plane is copied once as int16 (x - za) with a zero border, then each tap adds a
    shifted run of it times one weight. */
-void em_q_dwconv(const uint8_t *x, int64_t n_, int64_t c_, int64_t h_, int64_t w_,
+static void em_q_dwconv(const uint8_t *x, int64_t n_, int64_t c_, int64_t h_, int64_t w_,
                  const int8_t *wt, int64_t mult_, int64_t kh_, int64_t kw_, int64_t sh,
                  int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t oh_,
                  int64_t ow_, int32_t za, int32_t flip, const float *mult, const float *bias,
@@ -459,4 +459,80 @@ void em_q_dwconv(const uint8_t *x, int64_t n_, int64_t c_, int64_t h_, int64_t w
         free(xp);
         free(acc);
     }
+}
+
+/* conv2d of x (N, C, H, W) by wt (OC, C / groups, KH, KW) into out (N, OC, OH, OW): the
+   depthwise kernel when groups == C, else per group: im2col, weight row sums, GEMM. One call
+   from Python; scratch memory is allocated here. */
+void em_q_conv2d(const uint8_t *x, int64_t n_, int64_t c_, int64_t h_, int64_t w_,
+                 const int8_t *wt, int64_t oc_, int64_t kh_, int64_t kw_, int64_t sh,
+                 int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t groups,
+                 int64_t oh_, int64_t ow_, int32_t za, int32_t flip, const float *mult,
+                 const float *bias, float inv_so, int32_t zo, int32_t qmin, int32_t qmax,
+                 int32_t kind, float lo, float hi, void *out) {
+    const int64_t cg = c_ / groups, ocg = oc_ / groups;
+    if (groups == c_ && cg == 1) {
+        em_q_dwconv(x, n_, c_, h_, w_, wt, oc_ / c_, kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_,
+                    za, flip, mult, bias, inv_so, zo, qmin, qmax, kind, lo, hi, out);
+        return;
+    }
+    const int64_t hp = h_ + 2 * ph, wp = w_ + 2 * pw, k = cg * kh_ * kw_, kp = (k + 3) / 4 * 4;
+    const int64_t cols = n_ * oh_ * ow_;
+    const uint8_t *xp = x;
+    uint8_t *xpad = NULL;
+    if (ph || pw || flip) {
+        xpad = (uint8_t *)malloc((size_t)(n_ * c_ * hp * wp));
+        em_q_pad(x, n_ * c_, h_, w_, ph, pw, za, flip, xpad);
+        xp = xpad;
+    }
+    uint8_t *pk = (uint8_t *)malloc((size_t)(((cols + NR - 1) / NR) * NR * kp));
+    int8_t *wpad = kp != k ? (int8_t *)malloc((size_t)(ocg * kp)) : NULL;
+    int32_t *off = (int32_t *)malloc(sizeof(int32_t) * ocg);
+    for (int64_t g = 0; g < groups; g++) {
+        const int8_t *wg = wt + g * ocg * k;
+        if (wpad) {
+            for (int64_t r = 0; r < ocg; r++) {
+                memcpy(wpad + r * kp, wg + r * k, (size_t)k);
+                memset(wpad + r * kp + k, 0, (size_t)(kp - k));
+            }
+            wg = wpad;
+        }
+        em_q_wsum(wg, ocg, kp, off);
+        for (int64_t r = 0; r < ocg; r++) off[r] *= za;
+        em_q_im2col(xp, n_, c_, hp, wp, g * cg, cg, kh_, kw_, sh, sw, dh, dw, oh_, ow_, za, pk,
+                    kp);
+        em_q_gemm(wg, ocg, kp, pk, cols, off, mult + g * ocg, bias ? bias + g * ocg : NULL,
+                  inv_so, zo, qmin, qmax, kind, lo, hi, out, oh_ * ow_, oc_, g * ocg);
+    }
+    free(off);
+    free(wpad);
+    free(pk);
+    free(xpad);
+}
+
+/* linear: out (M, N) = requant(x (M, K) @ w (N, K)^T). */
+void em_q_linear(const uint8_t *x, int64_t m_, int64_t k, const int8_t *w, int64_t n_,
+                 int32_t za, int32_t flip, const float *mult, const float *bias, float inv_so,
+                 int32_t zo, int32_t qmin, int32_t qmax, int32_t kind, float lo, float hi,
+                 void *out) {
+    const int64_t kp = (k + 3) / 4 * 4;
+    uint8_t *pk = (uint8_t *)malloc((size_t)(((m_ + NR - 1) / NR) * NR * kp));
+    em_q_pack_rows(x, m_, k, za, flip, pk, kp);
+    int8_t *wpad = NULL;
+    if (kp != k) {
+        wpad = (int8_t *)malloc((size_t)(n_ * kp));
+        for (int64_t r = 0; r < n_; r++) {
+            memcpy(wpad + r * kp, w + r * k, (size_t)k);
+            memset(wpad + r * kp + k, 0, (size_t)(kp - k));
+        }
+        w = wpad;
+    }
+    int32_t *off = (int32_t *)malloc(sizeof(int32_t) * n_);
+    em_q_wsum(w, n_, kp, off);
+    for (int64_t r = 0; r < n_; r++) off[r] *= za;
+    em_q_gemm(w, n_, kp, pk, m_, off, mult, bias, inv_so, zo, qmin, qmax, kind, lo, hi, out, 1,
+              n_, 0);
+    free(off);
+    free(wpad);
+    free(pk);
 }

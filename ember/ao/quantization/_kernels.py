@@ -24,18 +24,12 @@ import numpy as np
 __all__ = ["qlinear", "qconv2d", "native_lib"]
 
 _P, _I64, _I32, _F = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32, ctypes.c_float
+_REQUANT = [_P, _P, _F, _I32, _I32, _I32, _I32, _F, _F]     # _Requant.args()
 _SIGS = {
     "em_q_set_threads": [ctypes.c_int],
-    "em_q_wsum": [_P, _I64, _I64, _P],
-    "em_q_im2col": [_P] + [_I64] * 14 + [_I32, _P, _I64],
-    "em_q_pack_rows": [_P, _I64, _I64, _I32, _I32, _P, _I64],
-    "em_q_pad": [_P] + [_I64] * 5 + [_I32, _I32, _P],
-    "em_q_gemm": [_P, _I64, _I64, _P, _I64, _P, _P, _P, _F, _I32, _I32, _I32, _I32, _F, _F,
-                  _P, _I64, _I64, _I64],
-    "em_q_dwconv": [_P] + [_I64] * 4 + [_P] + [_I64] * 11 + [_I32, _I32, _P, _P, _F]
-                   + [_I32] * 4 + [_F, _F, _P],
+    "em_q_conv2d": [_P] + [_I64] * 4 + [_P] + [_I64] * 12 + [_I32, _I32] + _REQUANT + [_P],
+    "em_q_linear": [_P, _I64, _I64, _P, _I64, _I32, _I32] + _REQUANT + [_P],
 }
-_NR = 64        # columns per packed panel (the C kernel's NR)
 
 
 def native_lib():
@@ -114,33 +108,6 @@ def _as_u8(x, x_zp):
     return x, int(x_zp), 0
 
 
-def _pad_k(w2):
-    """Weight rows padded with zeros to a multiple of 4 (the kernel reads 4-byte groups)."""
-    oc, k = w2.shape
-    kp = -(-k // 4) * 4
-    if kp == k:
-        return np.ascontiguousarray(w2), kp
-    out = np.zeros((oc, kp), np.int8)
-    out[:, :k] = w2
-    return out, kp
-
-
-def _gemm(lib, pack, cols, w2, rq, out, p, octot, ocbase, za):
-    """out (N, octot, P)[:, ocbase + c] = requant(w2 (oc, K) @ packed columns); `pack(pk, kp)`
-    fills the packed activation panels."""
-    wp, kp = _pad_k(w2)
-    oc = wp.shape[0]
-    pk = np.empty(-(-cols // _NR) * _NR * kp, np.uint8)
-    pack(pk, kp)
-    wsum = np.empty(oc, np.int32)
-    lib.em_q_wsum(wp.ctypes.data, oc, kp, wsum.ctypes.data)
-    off = (wsum.astype(np.int64) * za).astype(np.int32)
-    mult = rq.mult[ocbase:ocbase + oc]
-    bias = None if rq.bias is None else rq.bias[ocbase:ocbase + oc].ctypes.data
-    lib.em_q_gemm(wp.ctypes.data, oc, kp, pk.ctypes.data, cols, off.ctypes.data,
-                  mult.ctypes.data, bias, *rq.args()[2:], out.ctypes.data, p, octot, ocbase)
-
-
 def qlinear(x, x_scale, x_zp, w, w_scale, w_zp, bias, out_scale, out_zp, out_dtype,
             clamp=(-np.inf, np.inf)):
     """x (..., K) uint8/int8, w (N, K) int8, w_scale (N,) or scalar -> (..., N) of
@@ -155,11 +122,10 @@ def qlinear(x, x_scale, x_zp, w, w_scale, w_zp, bias, out_scale, out_zp, out_dty
         acc = (x2.astype(np.float64) - int(x_zp)) @ _centered(w, w_zp).T
         return rq.apply(acc, (1, n)).reshape(*lead, n)
     xu, za, flip = _as_u8(x2, x_zp)
+    wc = np.ascontiguousarray(w)
     out = np.empty((m, n), rq.out_dtype)
-
-    def pack(pk, kp):
-        lib.em_q_pack_rows(xu.ctypes.data, m, k, za, flip, pk.ctypes.data, kp)
-    _gemm(lib, pack, m, w, rq, out, 1, n, 0, za)
+    lib.em_q_linear(xu.ctypes.data, m, k, wc.ctypes.data, n, za, flip, *rq.args(),
+                    out.ctypes.data)
     return out.reshape(*lead, n)
 
 
@@ -180,25 +146,10 @@ def qconv2d(x, x_scale, x_zp, w, w_scale, w_zp, bias, stride, padding, dilation,
         return _qconv2d_numpy(x, x_zp, _centered(w, w_zp), rq, stride, padding, dilation,
                               groups, oh, ow)
     xu, za, flip = _as_u8(np.ascontiguousarray(x), x_zp)
+    wc = np.ascontiguousarray(w)
     out = np.empty((n, oc, oh, ow), rq.out_dtype)
-    if groups == c and cg == 1:
-        wc = np.ascontiguousarray(w)
-        lib.em_q_dwconv(xu.ctypes.data, n, c, h, wd, wc.ctypes.data, oc // c, kh, kw,
-                        sh, sw, ph, pw, dh, dw, oh, ow, za, flip, *rq.args(), out.ctypes.data)
-        return out
-    hp, wp = h + 2 * ph, wd + 2 * pw
-    if ph or pw or flip:
-        xp = np.empty((n, c, hp, wp), np.uint8)
-        lib.em_q_pad(xu.ctypes.data, n * c, h, wd, ph, pw, za, flip, xp.ctypes.data)
-    else:
-        xp = xu
-    ocg = oc // groups
-    for g in range(groups):
-        def pack(pk, kp, c0=g * cg):
-            lib.em_q_im2col(xp.ctypes.data, n, c, hp, wp, c0, cg, kh, kw, sh, sw, dh, dw,
-                            oh, ow, za, pk.ctypes.data, kp)
-        _gemm(lib, pack, n * oh * ow, w[g * ocg:(g + 1) * ocg].reshape(ocg, -1), rq, out,
-              oh * ow, oc, g * ocg, za)
+    lib.em_q_conv2d(xu.ctypes.data, n, c, h, wd, wc.ctypes.data, oc, kh, kw, sh, sw, ph, pw,
+                    dh, dw, groups, oh, ow, za, flip, *rq.args(), out.ctypes.data)
     return out
 
 
