@@ -182,3 +182,55 @@ def test_qconfig_mapping():
     assert back.to_dict() == got.to_dict()
     m = eq.get_default_qconfig_mapping("qnnpack")
     assert m.global_qconfig.weight().qscheme == ember.per_tensor_symmetric
+
+
+def _cnn(m, ao):
+    class M(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.quant, self.dequant = ao.quantization.QuantStub(), ao.quantization.DeQuantStub()
+            self.conv, self.bn, self.relu = m.nn.Conv2d(3, 8, 3, padding=1), \
+                m.nn.BatchNorm2d(8), m.nn.ReLU()
+            self.conv2, self.r2 = m.nn.Conv2d(8, 4, 3, stride=2), m.nn.ReLU()
+            self.fc, self.r3, self.fc2 = m.nn.Linear(36, 10), m.nn.ReLU(), m.nn.Linear(10, 5)
+
+        def forward(self, x):
+            x = self.r2(self.conv2(self.relu(self.bn(self.conv(self.quant(x))))))
+            return self.dequant(self.fc2(self.r3(self.fc(x.flatten(1)))))
+    return M()
+
+
+def _without_scales(text):
+    import re
+    return re.sub(r"scale=[0-9.e-]+", "scale=?", text)
+
+
+def test_fuse_modules_and_static_cnn_match_torch():
+    """fuse_modules (Conv+BN+ReLU folded, Conv+ReLU, Linear+ReLU), then prepare/calibrate/
+    convert with the x86 qconfig: QuantizedConvReLU2d/LinearReLU, outputs as torch's."""
+    torch.manual_seed(0)
+    tm, em = _cnn(torch, torch.ao), _cnn(ember, ember.ao)
+    with torch.no_grad():
+        tm.bn.running_mean.uniform_(-0.5, 0.5)
+        tm.bn.running_var.uniform_(0.5, 2)
+    _copy(tm, em)
+    tm.eval()
+    em.eval()
+    groups = [["conv", "bn", "relu"], ["conv2", "r2"], ["fc", "r3"]]
+    tf, ef = tq.fuse_modules(tm, groups), eq.fuse_modules(em, groups)
+    assert str(ef) == str(tf)
+    x = _x(4, 3, 8, 8)
+    _close(ef(ember.from_numpy(x)), tf(torch.from_numpy(x)))
+    tf.qconfig, ef.qconfig = tq.get_default_qconfig("x86"), eq.get_default_qconfig("x86")
+    tp, ep = tq.prepare(tf), eq.prepare(ef)
+    cal = _x(32, 3, 8, 8, seed=1)
+    tp(torch.from_numpy(cal))
+    ep(ember.from_numpy(cal))
+    tc, ec = tq.convert(tp), eq.convert(ep)
+    # the histogram observers see float convs that differ in the last bit: scales may too
+    assert _without_scales(str(ec)) == _without_scales(str(tc))
+    assert abs(ec.conv.scale / tc.conv.scale - 1) < 1e-6
+    got, want = ec(ember.from_numpy(x)).numpy(), tc(torch.from_numpy(x)).numpy()
+    assert np.abs(got - want).max() <= tc.fc2.scale * 1.0001
+    with pytest.raises(NotImplementedError, match="eval"):
+        eq.fuse_modules(_cnn(ember, ember.ao).train(), [["conv", "bn"]])

@@ -13,9 +13,11 @@ import ember
 from ... import nn
 from . import qconfig as Q
 from ._qtensor import quantize_per_channel, quantize_per_tensor
+from .fuse_modules import fuse_modules
 from .stubs import DeQuantStub, QuantStub
 
 __all__ = ["quantize_dynamic", "propagate_qconfig_", "prepare", "convert", "quantize",
+           "fuse_modules",
            "get_default_dynamic_quant_module_mappings",
            "get_default_static_quant_module_mappings"]
 
@@ -30,9 +32,13 @@ def get_default_dynamic_quant_module_mappings():
 
 
 def get_default_static_quant_module_mappings():
-    """Float module type -> static quantized module class (ember has Linear and the stubs)."""
-    from ..nn import quantized as nnq
-    return {QuantStub: nnq.Quantize, DeQuantStub: nnq.DeQuantize, nn.Linear: nnq.Linear}
+    """Float module type -> static quantized module class (ember has Linear, Conv2d, their
+    fused ReLU forms and the stubs)."""
+    from ..nn import intrinsic as nni, quantized as nnq
+    from ..nn.intrinsic import quantized as nniq
+    return {QuantStub: nnq.Quantize, DeQuantStub: nnq.DeQuantize, nn.Linear: nnq.Linear,
+            nn.Conv2d: nnq.Conv2d, nni.LinearReLU: nniq.LinearReLU,
+            nni.ConvReLU2d: nniq.ConvReLU2d}
 
 
 def _quantize_weight(float_wt, observer):
@@ -113,8 +119,10 @@ def _swap(module, mapping):
 
 
 def _convert(module, mapping):
+    from ..nn.intrinsic import _FusedModule
     for name, child in list(module.named_children()):
-        _convert(child, mapping)
+        if not isinstance(child, _FusedModule):        # a fused module is swapped whole
+            _convert(child, mapping)
         new = _swap(child, mapping)
         if new is not child:
             setattr(module, name, new)
@@ -145,17 +153,25 @@ def _observe_output(module, inputs, output):
 def prepare(model, inplace=False, allow_list=None, observer_non_leaf_module_list=None,
             prepare_custom_config_dict=None):
     """Attaches an output observer (qconfig.activation()) to every module convert will
-    swap (QuantStub, Linear), after propagating the root's qconfig."""
+    swap (QuantStub, Linear, Conv2d, fused modules as a whole), after propagating the
+    root's qconfig."""
+    from ..nn.intrinsic import _FusedModule
     if not inplace:
         model = copy.deepcopy(model)
     propagate_qconfig_(model)
     swappable = tuple(get_default_static_quant_module_mappings())
-    for m in model.modules():
-        if getattr(m, "qconfig", None) is not None and isinstance(m, swappable) \
-                and not isinstance(m, DeQuantStub):
-            m.activation_post_process = m.qconfig.activation()
-            m.register_forward_hook(_observe_output)
+    _attach_observers(model, swappable, _FusedModule)
     return model
+
+
+def _attach_observers(module, swappable, fused):
+    for child in module.children():
+        if getattr(child, "qconfig", None) is not None and type(child) in swappable \
+                and not isinstance(child, DeQuantStub):
+            child.activation_post_process = child.qconfig.activation()
+            child.register_forward_hook(_observe_output)
+        if not isinstance(child, fused):
+            _attach_observers(child, swappable, fused)
 
 
 def quantize(model, run_fn, run_args, mapping=None, inplace=False):

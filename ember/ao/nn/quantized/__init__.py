@@ -2,3 +2,4 @@
 from .linear import Linear, LinearPackedParams  # noqa: F401
 from .modules import Quantize, DeQuantize  # noqa: F401
 from . import dynamic  # noqa: F401
+from .conv import Conv2d  # noqa: F401,E402

@@ -63,6 +63,7 @@ class Linear(nn.Module):
 
     _version = 3
     _FLOAT_MODULE = (nn.Linear,)
+    _RELU = False           # the fused LinearReLU clamps at the output's zero point
 
     def __init__(self, in_features, out_features, bias_=True, dtype=ember.qint8):
         super().__init__()
@@ -116,7 +117,7 @@ class Linear(nn.Module):
         b = self.bias()
         out = qlinear(x._data, x.q_scale(), x.q_zero_point(), w, w_scale, w_zp,
                       None if b is None else b.detach().numpy(), self.scale, self.zero_point,
-                      np.uint8)
+                      np.uint8, (0.0, np.inf) if self._RELU else (-np.inf, np.inf))
         return _make(out, ember.quint8, (ember.per_tensor_affine, self.scale, self.zero_point))
 
     @classmethod
@@ -124,17 +125,25 @@ class Linear(nn.Module):
         """From a float Linear that carries an `activation_post_process` observer (prepare
         put it there) and a qconfig: the observed output qparams and a quantized weight."""
         from ...quantization.quantize import _quantize_weight
-        if type(mod) not in cls._FLOAT_MODULE:
-            raise AssertionError(f"nnq.{cls.__name__}.from_float only works for "
-                                 f"{cls._FLOAT_MODULE[0].__name__}")
-        if not hasattr(mod, "qconfig"):
-            raise AssertionError("Input float module must have qconfig defined")
-        act = mod.activation_post_process
-        wobs = mod.qconfig.weight()
-        wobs(mod.weight)
-        scale, zp = act.calculate_qparams()
+        mod, act, wobs, (scale, zp) = _observed(cls, mod)
         q = cls(mod.in_features, mod.out_features, dtype=wobs.dtype)
         q.set_weight_bias(_quantize_weight(mod.weight.detach().float(), wobs),
                           None if mod.bias is None else mod.bias.detach())
         q.scale, q.zero_point = float(scale.reshape(-1)[0]), int(zp.reshape(-1)[0])
         return q
+
+
+def _observed(cls, mod):
+    """(float module, its output observer, its weight observer after seeing the weight,
+    the output qparams) of a prepared float module or fused module (its first child)."""
+    if type(mod) not in cls._FLOAT_MODULE:
+        raise AssertionError(f"nnq.{cls.__name__}.from_float only works for "
+                             f"{cls._FLOAT_MODULE[0].__name__}")
+    if not hasattr(mod, "qconfig"):
+        raise AssertionError("Input float module must have qconfig defined")
+    act, qconfig = mod.activation_post_process, mod.qconfig
+    if isinstance(mod, nn.Sequential):          # a fused module: the Linear/Conv inside
+        mod = mod[0]
+    wobs = qconfig.weight()
+    wobs(mod.weight)
+    return mod, act, wobs, act.calculate_qparams()
