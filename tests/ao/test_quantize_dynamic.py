@@ -1,6 +1,8 @@
 """quantize_dynamic against PyTorch's from the same weights: the same int8 weights, outputs
 within a float rounding of torch's (the same input quantization and int32 sums), print(model),
 state_dict keys, loading torch's quantized checkpoint; QConfig helpers and errors."""
+import io
+
 import numpy as np
 import pytest
 
@@ -232,5 +234,12 @@ def test_fuse_modules_and_static_cnn_match_torch():
     assert abs(ec.conv.scale / tc.conv.scale - 1) < 1e-6
     got, want = ec(ember.from_numpy(x)).numpy(), tc(torch.from_numpy(x)).numpy()
     assert np.abs(got - want).max() <= tc.fc2.scale * 1.0001
+    # torch's quantized checkpoint loads into ember's converted model: torch's exact outputs
+    assert list(ec.state_dict()) == list(tc.state_dict())
+    buf = io.BytesIO()
+    torch.save(tc.state_dict(), buf)
+    buf.seek(0)
+    ec.load_state_dict(ember.load(buf))
+    np.testing.assert_array_equal(ec(ember.from_numpy(x)).numpy(), want)
     with pytest.raises(NotImplementedError, match="eval"):
         eq.fuse_modules(_cnn(ember, ember.ao).train(), [["conv", "bn"]])
