@@ -93,6 +93,8 @@ CONV_CASES = [  # (n, c, h, oc, k, stride, padding, dilation, groups, relu)
     (2, 16, 8, 32, 3, 1, 1, 1, 16, True),      # depthwise, channel multiplier 2
     (2, 24, 7, 24, 3, 1, 1, 1, 24, True),      # depthwise, a partial 16-channel block
     (1, 20, 10, 20, 5, 2, 2, 2, 20, False),    # depthwise 5x5, stride 2, dilation 2
+    (8, 40, 4, 40, 3, 1, 1, 1, 40, True),      # depthwise on 4x4 planes (channels in lanes)
+    (2, 16, 2, 16, 3, 2, 1, 1, 16, False),     # depthwise 2x2 planes, stride 2
     (2, 8, 8, 12, 3, 1, 2, 2, 2, False),       # grouped, dilated
     (1, 24, 7, 40, 1, 1, 0, 1, 1, False),      # pointwise 1x1
 ]

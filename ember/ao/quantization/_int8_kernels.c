@@ -23,6 +23,7 @@
 
 #define NR 64
 #define MR 6
+#define EM_DW_SMALL 16      /* input planes up to 4x4 take the channels-in-lanes kernel */
 
 void em_q_set_threads(int n) { omp_set_num_threads(n); }
 
@@ -343,10 +344,89 @@ static void em_q_gemm(const int8_t *w, int64_t oc_, int64_t kp, const uint8_t *p
 }
 
 #ifdef __AVX512F__
-/* Depthwise conv, 16 channels in the lanes of one vector: the block's planes are copied
-   once, channel-interleaved, as float (x - za) with a zero border, then each output pixel
-   is kh * kw fused multiply-adds over 16 channels (exact: |sum| < 2^24 for kh * kw <= 512).
-   Small planes (mobilenet's 2x2 .. 32x32) make this much faster than plane-wise loops. */
+/* Depthwise conv of one (n, oc) plane, vectorized along the padded plane: the plane is
+   copied once as float (x - za) with a zero border, row pitch wp; the stride-1 output at
+   flat position p = oh * wp + ow is sum_t w_t * xp[p + a * dh * wp + b * dw], so each tap is
+   one shifted contiguous vector load (columns past OW are computed and dropped; a stride of
+   2 computes the stride-1 grid and keeps every other point). Float sums of int products are
+   exact below 2^24 (kh * kw <= 512). */
+static void em_dw_plane(const uint8_t *plane, int64_t h_, int64_t w_, const int8_t *wk,
+                        int64_t kh_, int64_t kw_, int64_t sh, int64_t sw, int64_t ph,
+                        int64_t pw, int64_t dh, int64_t dw, int64_t oh_, int64_t ow_,
+                        int32_t za, uint8_t x8, const em_requant *q, int64_t oc, void *out,
+                        float *xp, float *acc) {
+    const int64_t hp = h_ + 2 * ph, wp = w_ + 2 * pw;
+    const int64_t rows = (oh_ - 1) * sh + 1;            /* stride-1 rows needed */
+    const int64_t npos = rows * wp;
+    memset(xp, 0, sizeof(float) * (hp * wp + 32));
+    const __m512 zf = _mm512_set1_ps((float)za);
+    const __m512i flip = _mm512_set1_epi32(x8);
+    for (int64_t i = 0; i < h_; i++) {
+        const uint8_t *src = plane + i * w_;
+        float *dst = xp + (i + ph) * wp + pw;
+        for (int64_t j = 0; j < w_; j += 16) {
+            int64_t nv = w_ - j < 16 ? w_ - j : 16;
+            __mmask16 mk = (__mmask16)((1u << nv) - 1u);
+            __m128i b = _mm_maskz_loadu_epi8(mk, src + j);
+            __m512i v = _mm512_xor_si512(_mm512_cvtepu8_epi32(b), flip);
+            _mm512_mask_storeu_ps(dst + j, mk, _mm512_sub_ps(_mm512_cvtepi32_ps(v), zf));
+        }
+    }
+    /* stride 1: the whole flat range; a row stride: only the rows kept, and in them only
+       the columns up to the last one kept */
+    const int64_t step = sh == 1 ? npos : wp, span = sh == 1 ? npos : (ow_ - 1) * sw + 1;
+    for (int64_t r0 = 0; r0 < npos; r0 += step * sh)
+        for (int64_t p = r0; p < r0 + span; p += 16) {
+            __m512 s = _mm512_setzero_ps();
+            for (int64_t a = 0; a < kh_; a++)
+                for (int64_t b = 0; b < kw_; b++)
+                    s = _mm512_fmadd_ps(_mm512_set1_ps((float)wk[a * kw_ + b]),
+                                        _mm512_loadu_ps(xp + p + a * dh * wp + b * dw), s);
+            _mm512_storeu_ps(acc + p, s);
+        }
+    const __m512 m = _mm512_set1_ps(q->mult[oc]);
+    const __m512 bv = _mm512_set1_ps(q->bias ? q->bias[oc] : 0.f);
+    for (int64_t oh = 0; oh < oh_; oh++) {
+        const float *row = acc + oh * sh * wp;
+        int64_t o = oh * ow_;
+        if (sw != 1) {
+            for (int64_t ow = 0; ow < ow_; ow++) {
+                float v = row[ow * sw] * q->mult[oc] + (q->bias ? q->bias[oc] : 0.f);
+                if (q->kind == 2) {
+                    ((float *)out)[o + ow] = v < q->lo ? q->lo : (v > q->hi ? q->hi : v);
+                } else {
+                    int32_t r = (int32_t)nearbyintf(v * q->inv_so) + q->zo;
+                    r = r < q->qmin ? q->qmin : (r > q->qmax ? q->qmax : r);
+                    if (q->kind == 0) ((uint8_t *)out)[o + ow] = (uint8_t)r;
+                    else ((int8_t *)out)[o + ow] = (int8_t)r;
+                }
+            }
+            continue;
+        }
+        for (int64_t j = 0; j < ow_; j += 16) {
+            int64_t nv = ow_ - j < 16 ? ow_ - j : 16;
+            __mmask16 mk = (__mmask16)((1u << nv) - 1u);
+            __m512 v = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk, row + j), m, bv);
+            if (q->kind == 2) {
+                v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(q->lo)), _mm512_set1_ps(q->hi));
+                _mm512_mask_storeu_ps((float *)out + o + j, mk, v);
+            } else {
+                __m512i t = _mm512_cvtps_epi32(_mm512_mul_ps(v, _mm512_set1_ps(q->inv_so)));
+                t = _mm512_add_epi32(t, _mm512_set1_epi32(q->zo));
+                t = _mm512_max_epi32(t, _mm512_set1_epi32(q->qmin));
+                t = _mm512_min_epi32(t, _mm512_set1_epi32(q->qmax));
+                _mm512_mask_cvtepi32_storeu_epi8((int8_t *)out + o + j, mk, t);
+            }
+        }
+    }
+}
+#endif
+
+#ifdef __AVX512F__
+/* Depthwise conv for small planes (4x4 and less), 16 channels in the lanes of one vector:
+   the block's planes are copied once, channel-interleaved, as float (x - za) with a zero
+   border, then each output pixel is kh * kw fused multiply-adds over 16 channels (exact
+   below 2^24). Per-plane vectors would be mostly padding there. */
 static void em_dw_block16(const uint8_t *x, int64_t n, int64_t c0, int64_t nc, int64_t c_,
                           int64_t h_, int64_t w_, const int8_t *wt, int64_t kh_, int64_t kw_,
                           int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
@@ -409,7 +489,7 @@ static void em_q_dwconv(const uint8_t *x, int64_t n_, int64_t c_, int64_t h_, in
     const int64_t oc_ = c_ * mult_, hp = h_ + 2 * ph, wp = w_ + 2 * pw;
     const uint8_t x8 = flip ? 0x80 : 0;
 #ifdef __AVX512F__
-    if (mult_ == 1 && kh_ * kw_ <= 512) {
+    if (mult_ == 1 && kh_ * kw_ <= 512 && h_ * w_ <= EM_DW_SMALL) {
         const int64_t nb = (c_ + 15) / 16;
         #pragma omp parallel
         {
@@ -423,6 +503,25 @@ static void em_q_dwconv(const uint8_t *x, int64_t n_, int64_t c_, int64_t h_, in
             }
             free(xt);
             free(wk);
+        }
+        return;
+    }
+    if (kh_ * kw_ <= 512) {
+        const int64_t npos = ((oh_ - 1) * sh + 1) * wp;
+        const int64_t esz = kind == 2 ? 4 : 1;
+        #pragma omp parallel
+        {
+            float *xpf = (float *)malloc(sizeof(float) * (hp * wp + 32));
+            float *acc = (float *)malloc(sizeof(float) * (npos + 16));
+            #pragma omp for schedule(static)
+            for (int64_t t = 0; t < n_ * oc_; t++) {
+                int64_t n = t / oc_, oc = t % oc_;
+                em_dw_plane(x + (n * c_ + oc / mult_) * h_ * w_, h_, w_, wt + oc * kh_ * kw_,
+                            kh_, kw_, sh, sw, ph, pw, dh, dw, oh_, ow_, za, x8, &q, oc,
+                            (char *)out + t * oh_ * ow_ * esz, xpf, acc);
+            }
+            free(xpf);
+            free(acc);
         }
         return;
     }
