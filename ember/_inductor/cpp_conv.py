@@ -16,6 +16,7 @@ __all__ = ["conv_code", "pool_code", "conv_call", "pool_call"]
 _CONV = r"""
 /* out[n,co,oh,ow] = bias[co] + sum_{ci,kh,kw} x[n,ci,oh*sh-ph+kh*dh, ow*sw-pw+kw*dw] w[co,ci,kh,kw]
    x strided (xs: 4 element strides), w contiguous, out contiguous */
+__attribute__((noinline))
 static int em_conv2d_@T@(const @T@ *x, const int64_t *xs, const @T@ *w, const @T@ *bias,
                          @T@ *out, int64_t N, int64_t C, int64_t H, int64_t W, int64_t CO,
                          int64_t KH, int64_t KW, int64_t OH, int64_t OW, int64_t sh,
@@ -56,6 +57,7 @@ static int em_conv2d_@T@(const @T@ *x, const int64_t *xs, const @T@ *w, const @T
 
 /* the transposed convolution: w is [C, CO, KH, KW] (contiguous), x [N, C, H, W] strided,
    out [N, CO, OH, OW] contiguous: out = col2im(w^T @ x) + bias */
+__attribute__((noinline))
 static int em_conv2d_t_@T@(const @T@ *x, const int64_t *xs, const @T@ *w, const @T@ *bias,
                            @T@ *out, int64_t N, int64_t C, int64_t H, int64_t W,
                            int64_t CO, int64_t KH, int64_t KW, int64_t OH, int64_t OW,
@@ -103,6 +105,7 @@ _POOL = r"""
 /* max pooling of x [N, C, H, W] (strided) into out and idx [N, C, OH, OW] (contiguous);
    the window scan runs in PyTorch's order (h, then w) with the output column innermost,
    branch-free, so it vectorizes */
+__attribute__((noinline))
 static void em_maxpool2d_@T@(const @T@ *x, const int64_t *xs, @T@ *out, int64_t *idx,
                              int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH,
                              int64_t OW, int64_t kh, int64_t kw, int64_t sh, int64_t sw,

@@ -69,6 +69,7 @@ static int em_blas_layout(int64_t rows, int64_t cols, int64_t s0, int64_t s1, in
 
 _C_MM = r"""
 /* C[M,N] (contiguous) = A[M,K] @ B[K,N], A and B strided */
+__attribute__((noinline))
 static void em_mm_@T@(int64_t M, int64_t N, int64_t K, const @T@ *A, int64_t sa0,
                       int64_t sa1, const @T@ *B, int64_t sb0, int64_t sb1, @T@ *C) {
   if (M == 0 || N == 0) return;
@@ -92,6 +93,7 @@ static void em_mm_@T@(int64_t M, int64_t N, int64_t K, const @T@ *A, int64_t sa0
 
 /* the same product as plain loops (i, k, j; j vectorized): faster than a BLAS call for
    tiny shapes, where BLAS's dispatch dominates (max-autotune picks per call site) */
+__attribute__((noinline))
 static void em_mm_loops_@T@(int64_t M, int64_t N, int64_t K, const @T@ *A, int64_t sa0,
                             int64_t sa1, const @T@ *B, int64_t sb0, int64_t sb1, @T@ *C) {
   for (int64_t i = 0; i < M; i++) {
@@ -317,6 +319,9 @@ class CppWrapper:
         if name == "max_pool2d_with_indices":
             self._pool(out, n)
             return
+        if name == "split_with_sizes" and isinstance(out, tuple):
+            self._split(out, self._arg_t(n.args[0]), n.args[2] if len(n.args) > 2 else 0)
+            return
         if not isinstance(out, Buffer):
             raise Unsupported(f"extern {op.name} has several outputs")
         if name in _VIEWS:
@@ -326,6 +331,12 @@ class CppWrapper:
                 raise Unsupported(f"{name} result is assumed contiguous")
         elif name == "matmul":
             self._matmul(out, self._arg_t(n.args[0]), self._arg_t(n.args[1]))
+        elif name == "cat":
+            self._cat(out, [self._arg_t(a) for a in n.args[0]],
+                      n.args[1] if len(n.args) > 1 else 0)
+        elif name == "index_select":
+            self._index_select(out, self._arg_t(n.args[0]), n.args[1],
+                               self._arg_t(n.args[2]))
         elif name == "convolution":
             self._conv(out, n)
         elif name == "gather" and n.args[3:] in ((), (False,)):
@@ -390,6 +401,60 @@ class CppWrapper:
                 f"{cexpr(a.strides[-2])}, {cexpr(a.strides[-1])}, {p(b, 'b')}, "
                 f"{cexpr(b.strides[-2])}, {cexpr(b.strides[-1])}, {p(c, 'c')});")
         self.lines.append(" ".join(loops + [call]))
+
+    def _split(self, outs, src, dim):
+        """split_with_sizes: each piece is a view (its offset along `dim`)."""
+        dim %= max(len(src.shape), 1)
+        start = 0
+        for b in outs:
+            t = _T(src.root, src.off + start * src.strides[dim], b.shape, src.strides,
+                   src.dtype)
+            if not b.dynamic_strides and not t.contiguous():
+                raise Unsupported("split_with_sizes piece is assumed contiguous")
+            self.t[b] = t
+            start = start + b.shape[dim]
+
+    def _cat(self, out, parts, dim):
+        """cat: each input copied (through its strides) into its slab of the output."""
+        o = self._new_root(out)
+        dim %= max(len(o.shape), 1)
+        ct = ctype(o.dtype)
+        start = 0
+        for t in parts:
+            if len(t.shape) != len(o.shape):
+                continue                   # a legacy empty (0,) input adds nothing
+            if t.dtype != o.dtype:
+                raise Unsupported("cat of mixed dtypes")
+            slab = _T(o.root, start * o.strides[dim], t.shape, o.strides, o.dtype)
+            heads, off = self._index_loops(t)
+            self.lines.append(" ".join(heads + [
+                f"(({ct} *)p_{o.root.name})[{off(slab)}] = "
+                f"(({ct} *)p_{t.root.name})[{off(t)}];"]))
+            start = start + t.shape[dim]
+
+    def _index_select(self, out, src, dim, idx):
+        nd = len(src.shape)
+        if nd == 0 or len(idx.shape) > 1 or idx.dtype not in (D.int64, D.int32):
+            raise Unsupported("index_select of a 0-d tensor or by a 2-D index")
+        dim %= nd
+        o = self._new_root(out)
+        ct = ctype(o.dtype)
+        istride = cexpr(idx.strides[0]) if idx.shape else "0"
+        parts = []
+        for d in range(nd):
+            parts.append(f"for (int64_t j{d} = 0; j{d} < {cexpr(o.shape[d])}; j{d}++) {{")
+            if d == dim:
+                self.nerr += 1
+                parts.append(
+                    f"int64_t ix = (int64_t)(({ctype(idx.dtype)} *)p_{idx.root.name})"
+                    f"[{cexpr(idx.off)} + j{d}*{istride}]; if (ix < 0 || ix >= "
+                    f"{cexpr(src.shape[d])}) {{ rc = 3; goto done; }}")
+        soff = " + ".join([cexpr(src.off)] + [
+            f"{'ix' if d == dim else f'j{d}'}*{cexpr(src.strides[d])}" for d in range(nd)])
+        ooff = " + ".join(f"j{d}*{cexpr(o.strides[d])}" for d in range(nd))
+        parts.append(f"(({ct} *)p_{o.root.name})[{ooff}] = (({ct} *)p_{src.root.name})"
+                     f"[{soff}];")
+        self.lines.append(" ".join(parts) + " }" * nd)
 
     def _contiguous(self, t, name):
         """t itself when contiguous, else a contiguous copy in the arena."""
@@ -581,7 +646,11 @@ class CppWrapper:
                  for k, b in enumerate(self.tmp_roots)]
         body += ["(void)err; (void)total; (void)fin;"] + self.lines
         body += (["done:"] if self.nerr else []) + ["free(own);", "return rc;"]
-        parts.append("int em_graph(void **ptrs, const int64_t *syms, const double *fin, "
+        # the glue is compiled at -O1: at -O3 a large graph's em_graph costs the C compiler
+        # as long as all its kernels (LSTM LM step: 9 of 22 s); the heavy helpers it calls
+        # are noinline functions compiled at -O3
+        parts.append('__attribute__((optimize("O1"))) '
+                     "int em_graph(void **ptrs, const int64_t *syms, const double *fin, "
                      "char *arena, int64_t *err) {\n  "
                      + "\n  ".join(head + body) + "\n}")
         return "\n".join(parts) + "\n"
@@ -685,7 +754,10 @@ def _arena_for(arenas, key, size_fn, sv):
 
 
 def _raise_rc(rc, err):
+    """The eager kernels' errors for what the C code found wrong."""
     if rc == 1:
         raise RuntimeError(f"index {err[0]} is out of bounds for dimension {err[1]} with "
                            f"size {err[2]}")
+    if rc == 3:
+        raise IndexError("index out of range in self")
     raise MemoryError("ember inductor: the compiled graph could not allocate its buffers")

@@ -268,3 +268,17 @@ def test_conv_transpose_and_max_pool_with_indices_equal_eager(kw):
     want = fn(x)
     np.testing.assert_array_equal(got[1].numpy(), want[1].numpy())
     np.testing.assert_allclose(got[0].numpy(), want[0].numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_index_select_cat_split_equal_eager(c_calls):
+    def fn(x, i):
+        a, b = x.index_select(0, i).split([1, 3], dim=1)
+        return ember.cat([b.t(), a.t() * 2], 0).relu(), b.sin()
+    x, i = ember.randn(5, 4), ember.tensor([4, 0, 2])
+    ember._dynamo.reset()
+    f = ember.compile(fn, mode="reduce-overhead")
+    for g, w in zip(f(x, i), fn(x, i)):
+        _close(g.numpy(), w.numpy())
+    assert c_calls["em_graph"] == 1
+    with pytest.raises(IndexError, match="index out of range in self"):
+        f(x, ember.tensor([0, 5, 1]))
