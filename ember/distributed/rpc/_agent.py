@@ -9,17 +9,26 @@ starts with the shared token each worker read from the rendezvous store: a frame
 without it is dropped before anything is unpickled, because payloads are pickles.
 A socket monitor on each DEALER reports a lost connection, which fails the pending
 calls to that peer at once instead of at their timeout.
+Peers whose published address is loopback run on this host (and network namespace), so
+the ROUTER also binds an abstract-namespace ipc:// endpoint (named by the group's token
+hash and rank: nothing on disk to clean up) and such peers are dialled over it: a Unix
+socket skips the TCP stack on every message. Other peers stay on tcp://.
 """
 import collections
+import hashlib
 import heapq
 import hmac
+import ipaddress
 import os
 import pickle
+import queue
+import sys
 import threading
 import time
 import traceback
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlparse
 
 import zmq
 from zmq.utils.monitor import parse_monitor_message
@@ -74,8 +83,17 @@ class Agent:
         self._ctx = ctx
         self._router = router
         self._dealers, self._monitors = {}, {}
+        ipc = _ipc_endpoint(token, rank) if _is_loopback(addrs.get(rank)) else None
+        if ipc is not None:         # peers dial it: failing to bind is an error, not tcp
+            router.bind(ipc)
         for r, addr in addrs.items():
             d = ctx.socket(zmq.DEALER)
+            if ipc is not None and _is_loopback(addr):
+                addr = _ipc_endpoint(token, r)
+                # the peer binds its ipc endpoint as its agent starts, maybe after this
+                # connect: retry soon rather than after ZeroMQ's default 100 ms
+                d.setsockopt(zmq.RECONNECT_IVL, 5)
+                d.setsockopt(zmq.RECONNECT_IVL_MAX, 1000)
             d.setsockopt(zmq.SNDHWM, 0)
             d.setsockopt(zmq.LINGER, 2000)
             d.setsockopt(zmq.IMMEDIATE, 0)
@@ -95,7 +113,7 @@ class Agent:
         self.sent = self.received = 0
         self.inflight = 0                        # requests being served here
         self._idle = threading.Condition(self._lock)
-        self.pool = ThreadPoolExecutor(num_worker_threads, thread_name_prefix=f"rpc-{name}")
+        self.pool = _ServerPool(num_worker_threads, f"rpc-{name}")
         self._cb_pool = ThreadPoolExecutor(2, thread_name_prefix=f"rpc-cb-{name}")
         self.handlers = {}                       # kind -> fn(src, mid, meta, frames) (pool)
         self.inline_handlers = {}                # kind -> fn(src, meta) (I/O thread, ordered)
@@ -345,6 +363,63 @@ class Agent:
         self._router.close(0)
         os.close(self._wake_r)
         os.close(self._wake_w)
+
+
+class _ServerPool:
+    """`num_worker_threads` server threads fed by one SimpleQueue: a request reaches a
+    thread with one C-level put/get (ThreadPoolExecutor.submit costs a Future, locks and
+    a thread-count check per call, on the I/O thread's critical path)."""
+
+    def __init__(self, n, name):
+        self._q = queue.SimpleQueue()
+        self._threads = [threading.Thread(target=self._run, daemon=True, name=f"{name}_{i}")
+                         for i in range(n)]
+        for t in self._threads:
+            t.start()
+
+    def submit(self, fn, *args):
+        self._q.put((fn, args))
+
+    def _run(self):
+        while True:
+            item = self._q.get()
+            if item is None:
+                return
+            fn, args = item
+            try:
+                fn(*args)
+            except BaseException as e:     # handlers report their own errors; keep serving
+                warnings.warn(f"RPC server thread: {fn} raised {e!r}", RuntimeWarning)
+
+    def shutdown(self, wait=True, cancel_futures=False):
+        """Stop the threads; with cancel_futures, queued (not yet started) work is dropped."""
+        if cancel_futures:
+            try:
+                while True:
+                    self._q.get_nowait()
+            except queue.Empty:
+                pass
+        for _ in self._threads:
+            self._q.put(None)
+        if wait:
+            me = threading.current_thread()
+            for t in self._threads:
+                if t is not me:
+                    t.join()
+
+
+def _is_loopback(addr):
+    if not addr or sys.platform != "linux":    # abstract ipc names are Linux-only
+        return False
+    url = urlparse(addr)
+    try:
+        return url.scheme == "tcp" and ipaddress.ip_address(url.hostname).is_loopback
+    except ValueError:
+        return False
+
+
+def _ipc_endpoint(token, rank):
+    return f"ipc://@ember-rpc-{hashlib.sha256(token).hexdigest()[:24]}-{rank}"
 
 
 def _pickle_exc(exc, agent):
