@@ -328,3 +328,25 @@ def test_compiled_sdpa_keeps_the_flash_op_whole():
     fn = ember.compile(lambda a: F.scaled_dot_product_attention(a, a, a, is_causal=True) * 2)
     eager = F.scaled_dot_product_attention(x, x, x, is_causal=True) * 2
     assert np.allclose(fn(x).numpy(), eager.numpy(), atol=1e-6)
+
+
+def _child_sdpa(queue):
+    x = ember.ones(1, 2, 70, 16)
+    queue.put(float(F.scaled_dot_product_attention(x, x, x).sum().item()))
+
+
+def test_forked_child_runs_the_kernel_on_one_thread():
+    """GNU OpenMP's pool does not survive fork: a child (a DataLoader worker) must not
+    wait for the parent's threads."""
+    import multiprocessing as mp
+    x = ember.ones(1, 2, 70, 16)
+    expected = float(F.scaled_dot_product_attention(x, x, x).sum().item())
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_child_sdpa, args=(queue,))
+    child.start()
+    child.join(60)
+    if child.is_alive():
+        child.kill()
+        pytest.fail("the forked child hung in the flash kernel")
+    assert child.exitcode == 0 and queue.get(timeout=5) == expected

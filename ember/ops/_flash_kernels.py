@@ -23,7 +23,7 @@ import ctypes
 import ml_dtypes
 import numpy as np
 
-__all__ = ["lib", "DTYPE_CODE", "BQ", "BK"]
+__all__ = ["lib", "threads", "DTYPE_CODE", "BQ", "BK"]
 
 BQ, BK = 64, 64
 DTYPE_CODE = {np.dtype(np.float32): 0, np.dtype(ml_dtypes.bfloat16): 1,
@@ -186,11 +186,12 @@ static void pack_kv_SUF(int code, const char* k, const char* v, int64_t b, int64
 void flash_fwd_SUF(int code, const char* q, const char* k, const char* v, char* out, T* lse,
                    int64_t B, int64_t H, int64_t Hk, int64_t L, int64_t S, int64_t D,
                    const int64_t* qs, const int64_t* ks, const int64_t* vs,
-                   const T* mask, const int64_t* ms, int causal, double scale_d) {
+                   const T* mask, const int64_t* ms, int causal, double scale_d,
+                   int nthreads) {
     const T scale = (T)scale_d;
     const int64_t es = elem_size(code), group = H / Hk, nqb = (L + BQ - 1) / BQ;
     const int64_t ntask = B * H * nqb;
-    #pragma omp parallel
+    #pragma omp parallel num_threads(nthreads)
     {
         const int64_t nkb = (S + BK - 1) / BK;
         T* qb = malloc(sizeof(T) * BQ * D);
@@ -266,10 +267,11 @@ void flash_bwd_SUF(int code, const char* q, const char* k, const char* v, const 
                    int64_t B, int64_t H, int64_t Hk, int64_t L, int64_t S, int64_t D,
                    const int64_t* qs, const int64_t* ks, const int64_t* vs,
                    const int64_t* os, const int64_t* dos,
-                   const T* mask, const int64_t* ms, int causal, double scale_d) {
+                   const T* mask, const int64_t* ms, int causal, double scale_d,
+                   int nthreads) {
     const T scale = (T)scale_d;
     const int64_t es = elem_size(code), group = H / Hk, ntask = B * Hk;
-    #pragma omp parallel
+    #pragma omp parallel num_threads(nthreads)
     {
         T* Q = malloc(sizeof(T) * (L * D + 1));
         T* dO = malloc(sizeof(T) * (L * D + 1));
@@ -373,9 +375,17 @@ def _source():
 SOURCE = _source()
 _VP, _I64, _INT, _DBL = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_double
 _FWD_ARGS = (_INT, _VP, _VP, _VP, _VP, _VP, *([_I64] * 6), _VP, _VP, _VP, _VP, _VP, _INT,
-             _DBL)
-_BWD_ARGS = (_INT, *([_VP] * 9), *([_I64] * 6), *([_VP] * 5), _VP, _VP, _INT, _DBL)
+             _DBL, _INT)
+_BWD_ARGS = (_INT, *([_VP] * 9), *([_I64] * 6), *([_VP] * 5), _VP, _VP, _INT, _DBL, _INT)
 _LIB = []
+
+
+def threads():
+    """OpenMP threads for one call: ember.get_num_threads(), or 1 in a forked child (GNU
+    OpenMP's pool does not survive fork; the compiled kernels do the same)."""
+    from .. import get_num_threads
+    from .._inductor.compile_fx import _FORKED
+    return 1 if _FORKED[0] else get_num_threads()
 
 
 def lib():

@@ -107,7 +107,7 @@ def _flash_kernel(q, k, v, dropout_p=0.0, is_causal=False, attn_mask=None, scale
     head, sizes, (m, mptr, mst, causal, sc) = _c_args(q, k, v, attn_mask, is_causal, scale)
     f = lib["fwd_f64" if lse.dtype == np.float64 else "fwd_f32"]
     f(*head, q.ctypes.data, k.ctypes.data, v.ctypes.data, out.ctypes.data, lse.ctypes.data,
-      *sizes, _st(q), _st(k), _st(v), mptr, mst, causal, sc)
+      *sizes, _st(q), _st(k), _st(v), mptr, mst, causal, sc, FK.threads())
     return out, lse
 
 
@@ -125,7 +125,8 @@ def _flash_backward_kernel(grad_out, q, k, v, out, lse, dropout_p, is_causal,
     f = lib["bwd_f64" if lse.dtype == np.float64 else "bwd_f32"]
     f(*head, q.ctypes.data, k.ctypes.data, v.ctypes.data, out.ctypes.data,
       grad_out.ctypes.data, lse.ctypes.data, dq.ctypes.data, dk.ctypes.data, dv.ctypes.data,
-      *sizes, _st(q), _st(k), _st(v), _st(out), _st(grad_out), mptr, mst, causal, sc)
+      *sizes, _st(q), _st(k), _st(v), _st(out), _st(grad_out), mptr, mst, causal, sc,
+      FK.threads())
     return dq, dk, dv
 
 
