@@ -331,6 +331,10 @@ class CppWrapper:
                 raise Unsupported(f"{name} result is assumed contiguous")
         elif name == "matmul":
             self._matmul(out, self._arg_t(n.args[0]), self._arg_t(n.args[1]))
+        elif name == "arange" and len(n.args) == 4:
+            self._arange(out, *n.args[:3])
+        elif name == "floor_divide" and hasattr(n.args[0], "op") and not hasattr(n.args[1], "op"):
+            self._floor_divide(out, self._arg_t(n.args[0]), n.args[1])
         elif name == "cat":
             self._cat(out, [self._arg_t(a) for a in n.args[0]],
                       n.args[1] if len(n.args) > 1 else 0)
@@ -413,6 +417,29 @@ class CppWrapper:
                 raise Unsupported("split_with_sizes piece is assumed contiguous")
             self.t[b] = t
             start = start + b.shape[dim]
+
+    def _arange(self, out, start, step, n):
+        """arange.start_step_n with integer start and step (exact in every dtype)."""
+        if any(isinstance(v, (SymInt, bool)) or not isinstance(v, int) for v in (start, step)) \
+                or out.dtype in (D.bool, D.float16, D.bfloat16):
+            raise Unsupported("arange with symbolic or fractional bounds")
+        o = self._new_root(out)
+        self.lines.append(f"for (int64_t j = 0; j < {cexpr(n)}; j++) "
+                          f"(({ctype(o.dtype)} *)p_{o.root.name})[j] = "
+                          f"({ctype(o.dtype)})({start} + j * {step});")
+
+    def _floor_divide(self, out, a, b):
+        """An integer tensor floor-divided by a nonzero integer constant (Python's rounding)."""
+        if isinstance(b, (SymInt, bool)) or not isinstance(b, int) or b == 0 \
+                or a.dtype not in (D.int64, D.int32, D.int16, D.int8) or out.dtype != a.dtype:
+            raise Unsupported("floor_divide other than an integer tensor by a constant")
+        o = self._new_root(out)
+        ct = ctype(o.dtype)
+        heads, off = self._index_loops(o)
+        self.lines.append(" ".join(heads + [
+            f"{{ const {ct} x = (({ct} *)p_{a.root.name})[{off(a)}]; {ct} q = x / {b}; "
+            f"if ((x % {b} != 0) && ((x < 0) != ({b} < 0))) q -= 1; "
+            f"(({ct} *)p_{o.root.name})[{off(o)}] = q; }}"]))
 
     def _cat(self, out, parts, dim):
         """cat: each input copied (through its strides) into its slab of the output."""

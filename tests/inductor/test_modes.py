@@ -282,3 +282,17 @@ def test_index_select_cat_split_equal_eager(c_calls):
     assert c_calls["em_graph"] == 1
     with pytest.raises(IndexError, match="index out of range in self"):
         f(x, ember.tensor([0, 5, 1]))
+
+
+def test_resnet_like_inference_is_one_c_call(c_calls):
+    ember.manual_seed(0)
+    m = nn.Sequential(nn.Conv2d(3, 4, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(4),
+                      nn.ReLU(), nn.MaxPool2d(3, 2, 1), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                      nn.Linear(4, 2)).eval()
+    x = ember.randn(2, 3, 16, 16)
+    ember._dynamo.reset()
+    with ember.no_grad():
+        got = ember.compile(m, mode="reduce-overhead")(x)
+        want = m(x)
+    _close(got.numpy(), want.numpy())
+    assert c_calls["em_graph"] == 1
