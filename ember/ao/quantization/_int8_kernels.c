@@ -92,6 +92,65 @@ static inline void em_interleave4(const uint8_t *r0, const uint8_t *r1, const ui
 #endif
 }
 
+#ifdef __AVX512BW__
+/* im2col for a column stride of 1, straight into the panels: for each group of 4 k and each
+   run of consecutive sources, 16 bytes of each of the 4 source rows are loaded and
+   interleaved into 16 four-byte groups (no intermediate rows). */
+static void em_q_im2col_s1(const uint8_t *xp, int64_t n_, int64_t c_, int64_t hp, int64_t wp,
+                           int64_t c0, int64_t cg, int64_t kh_, int64_t kw_, int64_t sh,
+                           int64_t dh, int64_t dw, int64_t oh_, int64_t ow_, int32_t fill,
+                           uint8_t *pk, int64_t kp) {
+    const int64_t cols = n_ * oh_ * ow_, npanel = (cols + NR - 1) / NR, kg = kp / 4;
+    const int64_t k = cg * kh_ * kw_;
+    #pragma omp parallel
+    {
+        int64_t rj[NR], rlen[NR], rsrc[NR];
+        #pragma omp for schedule(static)
+        for (int64_t p = 0; p < npanel; p++) {
+            int64_t nrun = 0, ncol = cols - p * NR < NR ? cols - p * NR : NR;
+            for (int64_t j = 0; j < ncol; j++) {
+                int64_t col = p * NR + j, ow = col % ow_, t = col / ow_;
+                int64_t src = ((t / oh_) * c_ + c0) * hp * wp + (t % oh_) * sh * wp + ow;
+                if (nrun && rj[nrun - 1] + rlen[nrun - 1] == j
+                        && rsrc[nrun - 1] + rlen[nrun - 1] == src && rlen[nrun - 1] < 16) {
+                    rlen[nrun - 1]++;
+                } else {
+                    rj[nrun] = j; rlen[nrun] = 1; rsrc[nrun] = src; nrun++;
+                }
+            }
+            uint8_t *dst = pk + p * kg * NR * 4;
+            if (ncol < NR || kp > k) memset(dst, fill, (size_t)(kg * NR * 4));
+            for (int64_t g = 0; g < kg; g++) {
+                int64_t off[4];
+                for (int b = 0; b < 4; b++) {
+                    int64_t kk = 4 * g + b, c = kk / (kh_ * kw_), r = kk % (kh_ * kw_);
+                    off[b] = kk >= k ? -1 : c * hp * wp + (r / kw_) * dh * wp + (r % kw_) * dw;
+                }
+                uint8_t *dg = dst + g * NR * 4;
+                const __m128i fv = _mm_set1_epi8((char)fill);
+                for (int64_t r = 0; r < nrun; r++) {
+                    __mmask16 mk = (__mmask16)((1u << rlen[r]) - 1u);
+                    __m128i v[4];
+                    for (int b = 0; b < 4; b++)
+                        v[b] = off[b] < 0 ? fv
+                               : _mm_mask_loadu_epi8(fv, mk, xp + rsrc[r] + off[b]);
+                    __m128i ablo = _mm_unpacklo_epi8(v[0], v[1]), abhi = _mm_unpackhi_epi8(v[0], v[1]);
+                    __m128i cdlo = _mm_unpacklo_epi8(v[2], v[3]), cdhi = _mm_unpackhi_epi8(v[2], v[3]);
+                    __m128i q[4] = {_mm_unpacklo_epi16(ablo, cdlo), _mm_unpackhi_epi16(ablo, cdlo),
+                                    _mm_unpacklo_epi16(abhi, cdhi), _mm_unpackhi_epi16(abhi, cdhi)};
+                    uint8_t *d = dg + rj[r] * 4;
+                    for (int m = 0; m < 4 && 4 * m < rlen[r]; m++) {
+                        int64_t left = rlen[r] - 4 * m;
+                        __mmask8 cm = (__mmask8)(left >= 4 ? 0xF : (1u << left) - 1u);
+                        _mm_mask_storeu_epi32(d + 16 * m, cm, q[m]);
+                    }
+                }
+            }
+        }
+    }
+}
+#endif
+
 /* im2col of xp (N, C, Hp, Wp), already padded with the fill value, into packed panels:
    k = (c * KH + kh) * KW + kw (channels c0 .. c0 + cg - 1), column = (n * OH + oh) * OW + ow.
    Per panel, rows of 64 columns are gathered as runs of consecutive sources (memcpy when
@@ -100,6 +159,12 @@ static void em_q_im2col(const uint8_t *xp, int64_t n_, int64_t c_, int64_t hp, i
                  int64_t c0, int64_t cg, int64_t kh_, int64_t kw_, int64_t sh, int64_t sw,
                  int64_t dh, int64_t dw, int64_t oh_, int64_t ow_, int32_t fill, uint8_t *pk,
                  int64_t kp) {
+#ifdef __AVX512BW__
+    if (sw == 1) {
+        em_q_im2col_s1(xp, n_, c_, hp, wp, c0, cg, kh_, kw_, sh, dh, dw, oh_, ow_, fill, pk, kp);
+        return;
+    }
+#endif
     const int64_t cols = n_ * oh_ * ow_, npanel = (cols + NR - 1) / NR, kg = kp / 4;
     const int64_t k = cg * kh_ * kw_;
     #pragma omp parallel
