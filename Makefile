@@ -33,6 +33,7 @@ bench: $(STAMP)
 	$(VPY) benchmarks/attention.py
 	$(VPY) benchmarks/sparse.py
 	$(VPY) benchmarks/quantize_dynamic.py
+	$(VPY) benchmarks/quantization.py
 
 lint: $(STAMP)
 	$(VPY) -m pip install -q ruff
