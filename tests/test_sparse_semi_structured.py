@@ -400,3 +400,14 @@ def test_pruned_model_runs_semi_structured():
         to_sparse_semi_structured(e[0].weight.detach()), requires_grad=False)
     with ember.no_grad():
         _close(e(ex), ref, "float16")
+
+
+def test_compile_eager_backend_runs_and_inductor_refuses_clearly():
+    s, tw, rng = _operands("float16")
+    lin = ember.nn.Linear(128, 64).half()
+    lin.weight = ember.nn.Parameter(s, requires_grad=False)
+    ex, tx = _pair(_values(rng, (8, 128), "float16"), "float16")
+    ref = torch.nn.functional.linear(tx, tw, torch.tensor(_np(lin.bias)).half())
+    _close(ember.compile(lin, backend="eager")(ex), ref, "float16")
+    with pytest.raises(NotImplementedError, match="no 2:4 kernel"):
+        ember.compile(lin)(ex)

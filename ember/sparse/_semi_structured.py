@@ -247,6 +247,20 @@ class SparseSemiStructuredTensorCUSPARSELT(SparseSemiStructuredTensor):
     meta = packed_t = meta_t = compressed_swizzled_bitmask = None
 
 
+class _SemiData(_SparseData):
+    """`_data` of a semi-structured tensor: shape/dtype for Tensor's metadata methods; a
+    consumer that wants the dense array (NumPy, ember.compile's C backend) gets a clear
+    NotImplementedError instead of an AttributeError deep inside it."""
+    __slots__ = ()
+
+    @property
+    def flags(self):
+        raise NotImplementedError(
+            f"{self.backend}: this consumer needs the dense array (e.g. ember.compile's "
+            "inductor backend, which has no 2:4 kernel); run the module eagerly, with "
+            "ember.compile(backend='eager'), or use .to_dense()")
+
+
 _PARAMETER_CLASSES = {}
 
 
@@ -274,7 +288,7 @@ def _make(cls, vals, meta, transposed, requires_grad, alg_id, layout=None):
     t._vals, t._meta, t._transposed = vals, meta, bool(transposed)
     t._layout = {} if layout is None else layout
     m, k = vals.shape[0], vals.shape[1] * 2
-    t._data = _SparseData((k, m) if transposed else (m, k), vals.dtype, cls.__name__)
+    t._data = _SemiData((k, m) if transposed else (m, k), vals.dtype, _name(cls))
     t._dtype, t._storage = D.from_numpy_dtype(vals.dtype), _Storage(0)
     t.alg_id_cusparselt = alg_id
     t.fuse_transpose_cusparselt = SparseSemiStructuredTensor._FUSE_TRANSPOSE
@@ -394,7 +408,7 @@ def prune_mask_2_4_tile(arr):
 
 # --------------------------------------------------------------------- products
 def _name(s):
-    return type(s).__name__.replace("Parameter", "")
+    return (s if isinstance(s, type) else type(s)).__name__
 
 
 def _check_dtypes(s, b, bias=None):
