@@ -14,8 +14,40 @@ index (h * W + w) of its last NaN or of its first maximum, padding never chosen.
 __all__ = ["conv_code", "pool_code", "conv_call", "pool_call"]
 
 _CONV = r"""
+/* unfold image x (strided: xs[1..3]) into rows of col: row (c,kh,kw) at col + k*ld + at,
+   OH*OW long; outside the image reads 0 */
+static void em_im2col_@T@(const @T@ *x, const int64_t *xs, int64_t C, int64_t H, int64_t W,
+                          int64_t KH, int64_t KW, int64_t OH, int64_t OW, int64_t sh,
+                          int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,
+                          @T@ *col, int64_t ld, int64_t at) {
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t kh = 0; kh < KH; kh++)
+      for (int64_t kw = 0; kw < KW; kw++) {
+        @T@ *row = col + ((c * KH + kh) * KW + kw) * ld + at;
+        const int64_t lo_n = pw - kw * dw, hi_n = W - 1 + pw - kw * dw;
+        int64_t lo = lo_n <= 0 ? 0 : (lo_n + sw - 1) / sw;
+        int64_t hi = hi_n < 0 ? 0 : hi_n / sw + 1;
+        if (lo > OW) lo = OW;
+        if (hi > OW) hi = OW;
+        if (hi < lo) hi = lo;
+        for (int64_t oh = 0; oh < OH; oh++) {
+          const int64_t ih = oh * sh - ph + kh * dh;
+          @T@ *restrict r = row + oh * OW;
+          if (ih < 0 || ih >= H) { memset(r, 0, (size_t)OW * sizeof(@T@)); continue; }
+          const @T@ *xr = x + c * xs[1] + ih * xs[2] + (kw * dw - pw) * xs[3];
+          for (int64_t ow = 0; ow < lo; ow++) r[ow] = 0;
+          if (sw == 1 && xs[3] == 1) memcpy(r + lo, xr + lo, (size_t)(hi - lo) * sizeof(@T@));
+          else
+            for (int64_t ow = lo; ow < hi; ow++) r[ow] = xr[ow * sw * xs[3]];
+          for (int64_t ow = hi; ow < OW; ow++) r[ow] = 0;
+        }
+      }
+}
+
 /* out[n,co,oh,ow] = bias[co] + sum_{ci,kh,kw} x[n,ci,oh*sh-ph+kh*dh, ow*sw-pw+kw*dw] w[co,ci,kh,kw]
-   x strided (xs: 4 element strides), w contiguous, out contiguous */
+   x strided (xs: 4 element strides), w contiguous, out contiguous. Large images: one GEMM
+   per image straight into out (a 1x1 stride-1 convolution reads x itself); small ones
+   (weight-gradient convolutions): one GEMM over the whole batch. */
 __attribute__((noinline))
 static int em_conv2d_@T@(const @T@ *x, const int64_t *xs, const @T@ *w, const @T@ *bias,
                          @T@ *out, int64_t N, int64_t C, int64_t H, int64_t W, int64_t CO,
@@ -23,27 +55,38 @@ static int em_conv2d_@T@(const @T@ *x, const int64_t *xs, const @T@ *w, const @T
                          int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw) {
   const int64_t K = C * KH * KW, P = OH * OW, NP = N * P;
   if (NP == 0 || CO == 0) return 0;
+  if (K == 0) {
+    for (int64_t i = 0; i < N * CO; i++)
+      for (int64_t p = 0; p < P; p++) out[i * P + p] = bias ? bias[i % CO] : 0;
+    return 0;
+  }
+  if (P >= 256 || N == 1) {
+    const int direct = KH == 1 && KW == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0
+                       && xs[3] == 1 && xs[2] == W && xs[1] == H * W;
+    @T@ *col = direct ? NULL : (@T@ *)malloc((size_t)(K * P) * sizeof(@T@));
+    if (!direct && !col) return 2;
+    for (int64_t n = 0; n < N; n++) {
+      const @T@ *b = x + n * xs[0];
+      if (!direct) {
+        em_im2col_@T@(b, xs, C, H, W, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw, col, P, 0);
+        b = col;
+      }
+      @T@ *o = out + n * CO * P;
+      @G@(101, 111, 111, CO, P, K, 1, w, K, b, P, 0, o, P);
+      if (bias)
+        for (int64_t co = 0; co < CO; co++)
+          for (int64_t p = 0; p < P; p++) o[co * P + p] += bias[co];
+    }
+    free(col);
+    return 0;
+  }
   @T@ *col = (@T@ *)malloc((size_t)(K * NP) * sizeof(@T@));
   @T@ *tmp = (@T@ *)malloc((size_t)(CO * NP) * sizeof(@T@));
   if (!col || !tmp) { free(col); free(tmp); return 2; }
-  for (int64_t c = 0; c < C; c++)
-    for (int64_t kh = 0; kh < KH; kh++)
-      for (int64_t kw = 0; kw < KW; kw++) {
-        @T@ *row = col + ((c * KH + kh) * KW + kw) * NP;
-        for (int64_t n = 0; n < N; n++)
-          for (int64_t oh = 0; oh < OH; oh++) {
-            const int64_t ih = oh * sh - ph + kh * dh;
-            @T@ *r = row + n * P + oh * OW;
-            if (ih < 0 || ih >= H) { for (int64_t ow = 0; ow < OW; ow++) r[ow] = 0; continue; }
-            const @T@ *xr = x + n * xs[0] + c * xs[1] + ih * xs[2];
-            for (int64_t ow = 0; ow < OW; ow++) {
-              const int64_t iw = ow * sw - pw + kw * dw;
-              r[ow] = (iw >= 0 && iw < W) ? xr[iw * xs[3]] : 0;
-            }
-          }
-      }
-  if (K == 0) memset(tmp, 0, (size_t)(CO * NP) * sizeof(@T@));
-  else @G@(101, 111, 111, CO, NP, K, 1, w, K, col, NP, 0, tmp, NP);
+  for (int64_t n = 0; n < N; n++)
+    em_im2col_@T@(x + n * xs[0], xs, C, H, W, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw, col,
+                  NP, n * P);
+  @G@(101, 111, 111, CO, NP, K, 1, w, K, col, NP, 0, tmp, NP);
   for (int64_t n = 0; n < N; n++)
     for (int64_t co = 0; co < CO; co++) {
       const @T@ b = bias ? bias[co] : 0;

@@ -296,3 +296,15 @@ def test_resnet_like_inference_is_one_c_call(c_calls):
         want = m(x)
     _close(got.numpy(), want.numpy())
     assert c_calls["em_graph"] == 1
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
+def test_per_image_and_1x1_convolutions_equal_eager(dtype, c_calls):
+    w1 = ember.randn(5, 3, 1, 1, dtype=dtype)
+    w3, b3 = ember.randn(4, 5, 3, 3, dtype=dtype), ember.randn(4, dtype=dtype)
+    fn = lambda x: F.conv2d(F.conv2d(x, w1).relu(), w3, b3, padding=1, dilation=1)  # noqa: E731
+    x = ember.randn(2, 3, 16, 16, dtype=dtype)
+    ember._dynamo.reset()
+    got = ember.compile(fn, mode="reduce-overhead")(x)
+    np.testing.assert_allclose(got.numpy(), fn(x).numpy(), rtol=1e-4, atol=1e-4)
+    assert c_calls["em_graph"] == 1
