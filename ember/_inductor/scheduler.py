@@ -220,6 +220,10 @@ class Scheduler:
         if isinstance(n.target, OpDef) and n.target.name == "max_pool2d_with_indices" \
                 and not n.kwargs and self._indices_unused(n) \
                 and not any(isinstance(a, (Runtime, Tensor)) for a in flat(args)):
+            src = args[0]
+            if isinstance(src, Value) and src.buffer is None and src.cost > 0:
+                # each input element is read by up to kernel-size windows: compute it once
+                self.realize(src)
             v = max_pool2d_values(n, list(args))
             if v is not None and supported_dtype(v.dtype):
                 return (self.realize(v), None)
