@@ -545,16 +545,17 @@ ROWS = [
         _mlp_train_case, "ember ≤ 0.33× torch eager", lambda r, ce: r <= 0.33,
         mode="reduce-overhead", repeat=7, memory=True)),
     ("modes: CNN train", lambda: bench_vs_torch_eager(
-        "small CNN b32 28x28 training step compiled vs torch eager", _cnn_train_case,
+        "reduce-overhead: small CNN b32 28x28 training step vs torch eager", _cnn_train_case,
         "ember ≤ 1.0× torch eager, ≥ 3× faster than ember eager",
-        lambda r, ce: r <= 1.0 and ce <= 1 / 3, memory=True)),
+        lambda r, ce: r <= 1.0 and ce <= 1 / 3, mode="reduce-overhead", memory=True)),
     ("models: resnet18 b8", lambda: bench_vs_torch_eager(
-        "resnet18 inference b8 224x224 compiled vs torch eager", _resnet18_b8_case,
-        "ember ≤ 1.2× torch eager", lambda r, ce: r <= 1.2, repeat=3, budget=0.5)),
+        "reduce-overhead: resnet18 inference b8 224x224 vs torch eager", _resnet18_b8_case,
+        "ember ≤ 1.2× torch eager", lambda r, ce: r <= 1.2, mode="reduce-overhead",
+        repeat=3, budget=0.5)),
     ("models: LSTM LM train", lambda: bench_vs_torch_eager(
-        "LSTM LM train step (emb 64, LSTM 128, vocab 1000, b16 x 32 tokens) compiled vs "
-        "torch eager", _lstm_train_case, "ember ≤ 1.0× torch eager",
-        lambda r, ce: r <= 1.0, repeat=3, budget=0.5, memory=True)),
+        "reduce-overhead: LSTM LM train step (emb 64, LSTM 128, vocab 1000, b16 x 32 tokens) "
+        "vs torch eager", _lstm_train_case, "ember ≤ 1.0× torch eager",
+        lambda r, ce: r <= 1.0, mode="reduce-overhead", repeat=3, budget=0.5, memory=True)),
     ("cold: resnet18 train", lambda: bench_cold_train()),
 ]
 
