@@ -10,7 +10,7 @@ declare (or one declared twice, or declared and missing) fails `install()` loudl
 Methods that need no op (metadata, autograd, conversions) are defined in `_tensor.py`'s
 class body.
 """
-from . import _legacy, _numpy_protocol, functional, sparse
+from . import _legacy, _numpy_protocol, _quantized_methods, functional, sparse
 from ._tensor import Tensor
 from .linalg import _lapack_raw, _top_level as linalg
 from .ops import (activation, as_strided, complex, copy, creation, histogram, index_ops,
@@ -158,6 +158,10 @@ TABLE = (
     ("legacy and device queries", _legacy, """
         new is_nonzero is_same_size is_pinned is_shared is_distributed is_quantized is_nested
         is_xpu is_mps is_xla is_ipu is_hpu is_mtia is_maia is_vulkan is_mkldnn
+    """),
+    ("quantization (QuantizedTensor overrides them)", _quantized_methods, """
+        dequantize int_repr q_scale q_zero_point q_per_channel_scales q_per_channel_zero_points
+        q_per_channel_axis qscheme
     """),
     ("NumPy protocol", _numpy_protocol, """
         __array__ __array_ufunc__ __array_function__

@@ -171,3 +171,17 @@ def test_checkpoints_interoperate_with_torch(tmp_path):
     tq2 = torch.quantize_per_tensor(torch.from_numpy(a), 0.1, 3, torch.qint32)
     torch.save(tq2, tmp_path / "t.pt")
     _same_q(ember.load(tmp_path / "t.pt"), tq2)
+
+
+def test_dense_tensors_answer_as_torch():
+    x, tx = ember.from_numpy(_data((4, 6))), torch.from_numpy(_data((4, 6)))
+    assert x.dequantize() is x and tx.dequantize() is tx
+    assert not x.is_quantized
+    for name in ("int_repr", "q_scale", "q_zero_point", "q_per_channel_scales",
+                 "q_per_channel_zero_points", "q_per_channel_axis", "qscheme"):
+        with pytest.raises(NotImplementedError, match=f"aten::{name}' with arguments from the "
+                                                      "'CPU' backend"):
+            getattr(tx, name)()
+        with pytest.raises(NotImplementedError, match=f"aten::{name}' with arguments from the "
+                                                      "'CPU' backend"):
+            getattr(x, name)()

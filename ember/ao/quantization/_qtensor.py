@@ -61,11 +61,11 @@ class QuantizedTensor(Tensor):
 
     def q_per_channel_scales(self):
         self._expect_per_channel()
-        return self._scales
+        return self._scales.clone()
 
     def q_per_channel_zero_points(self):
         self._expect_per_channel()
-        return self._zero_points
+        return self._zero_points.clone()
 
     def q_per_channel_axis(self):
         self._expect_per_channel()

@@ -10,7 +10,6 @@ VNNI where the CPU has it, a NumPy fallback without a compiler).
 """
 import numpy as np
 
-from ... import quantization as _q  # noqa: F401  (ember.ao.quantization is importable)
 from ...quantization._kernels import qlinear
 from ...quantization._qtensor import choose_qparams, quantize_array
 from .... import _dtype as D
