@@ -58,9 +58,10 @@ static inline int64_t ntiles(int64_t n) { return (n + BT - 1) / BT; }
 /* Tile-major x^T: xT[(t * K + c) * BT + j] = x[n * s0 + c * s1] with n = t * BT + j < N,
    else 0; one tile's reduction block is then one contiguous run (no L1 set conflicts). */
 #define PACK(NAME, XT, ACC, CONV)                                                      \
-static void NAME(const XT* x, int64_t N, int64_t K, int64_t s0, int64_t s1, ACC* xT) {  \
+static void NAME(const XT* x, int64_t N, int64_t K, int64_t s0, int64_t s1, ACC* xT,     \
+                 int nth) {                                                             \
     int64_t nt = ntiles(N), nc = (K + 15) / 16;                                         \
-    _Pragma("omp parallel for schedule(static)")                                        \
+    _Pragma("omp parallel for schedule(static) num_threads(nth)")                       \
     for (int64_t task = 0; task < nt * nc; task++) {                                    \
         int64_t t = task / nc, c0 = (task % nc) * 16, c1 = c0 + 16 < K ? c0 + 16 : K;   \
         for (int64_t j0 = 0; j0 < BT; j0 += 16)                                         \
@@ -158,12 +159,12 @@ ROW_GATHER_C(row_i8, int8_t, int32_t, i2i)
 #define GATHER(NAME, VT, XT, OT, XACC, ACC, PACKF, ROWF, OCONV)                         \
 int NAME(const VT* vals, const uint8_t* meta, int64_t M, int64_t K, const XT* x,        \
          int64_t N, int64_t xs0, int64_t xs1, const ACC* bias, OT* y, int64_t ys0,      \
-         int64_t ys1) {                                                                 \
+         int64_t ys1, int nth) {                                                        \
     int64_t ld = ntiles(N) * BT, nt = ntiles(N), nr = (M + RB - 1) / RB;                \
     XACC* xT = (XACC*)aligned_alloc(64, (size_t)(K * ld * sizeof(XACC) + 64));          \
     if (!xT) return 1;                                                                  \
-    PACKF(x, N, K, xs0, xs1, xT);                                                   \
-    _Pragma("omp parallel")                                                             \
+    PACKF(x, N, K, xs0, xs1, xT, nth);                                                  \
+    _Pragma("omp parallel num_threads(nth)")                                            \
     {                                                                                   \
         ACC* buf = (ACC*)aligned_alloc(64, RB * BT * sizeof(ACC));                      \
         _Pragma("omp for schedule(dynamic, 1)")                                         \
@@ -204,9 +205,9 @@ static const uint8_t PAIR_A[6] = {0, 0, 1, 0, 1, 2}, PAIR_B[6] = {1, 2, 2, 3, 3,
 static const int8_t SLOT[16] = {-1, -1, -1, -1, 0, -1, -1, -1, 1, 2, -1, -1, 3, 4, 5, -1};
 
 static void pack_pairs(const uint16_t* x, int64_t N, int64_t K, int64_t s0, int64_t s1,
-                       uint16_t* xP) {
+                       uint16_t* xP, int nth) {
     int64_t nt = ntiles(N), G = K / 4;
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) num_threads(nth)
     for (int64_t task = 0; task < nt * G; task++) {
         int64_t t = task / G, g = task % G;
         uint16_t* out = xP + (t * G + g) * 6 * BT * 2;
@@ -221,12 +222,12 @@ static void pack_pairs(const uint16_t* x, int64_t N, int64_t K, int64_t s0, int6
 
 int ss_gather_bf16(const uint16_t* vals, const uint8_t* meta, int64_t M, int64_t K,
                    const uint16_t* x, int64_t N, int64_t xs0, int64_t xs1, const float* bias,
-                   uint16_t* y, int64_t ys0, int64_t ys1) {
+                   uint16_t* y, int64_t ys0, int64_t ys1, int nth) {
     int64_t nt = ntiles(N), nr = (M + RB - 1) / RB, G = K / 4;
     uint16_t* xP = (uint16_t*)aligned_alloc(64, (size_t)(nt * G * 6 * BT * 2 * 2 + 64));
     if (!xP) return 1;
-    pack_pairs(x, N, K, xs0, xs1, xP);
-    #pragma omp parallel
+    pack_pairs(x, N, K, xs0, xs1, xP, nth);
+    #pragma omp parallel num_threads(nth)
     {
         float* buf = (float*)aligned_alloc(64, RB * BT * sizeof(float));
         #pragma omp for schedule(dynamic, 1)
@@ -300,12 +301,12 @@ GATHER(ss_gather_i8, int8_t, int8_t, int8_t, int32_t, int32_t, pack_i8, row_i8, 
 /* y[n * ys0 + c * ys1] = sum over kept (i, c) V x[n, i]: y = x @ W (x has M columns). */
 #define SCATTER(NAME, VT, XT, OT, ACC, PACKF, VCONV, OCONV)                             \
 int NAME(const VT* vals, const uint8_t* meta, int64_t M, int64_t K, const XT* x,        \
-         int64_t N, int64_t xs0, int64_t xs1, OT* y, int64_t ys0, int64_t ys1) {        \
+         int64_t N, int64_t xs0, int64_t xs1, OT* y, int64_t ys0, int64_t ys1, int nth) {\
     int64_t ld = ntiles(N) * BT, nt = ntiles(N), nc = (K + KB - 1) / KB;                \
     ACC* xT = (ACC*)aligned_alloc(64, (size_t)(M * ld * sizeof(ACC) + 64));             \
     if (!xT) return 1;                                                                  \
-    PACKF(x, N, M, xs0, xs1, xT);                                                   \
-    _Pragma("omp parallel")                                                             \
+    PACKF(x, N, M, xs0, xs1, xT, nth);                                                  \
+    _Pragma("omp parallel num_threads(nth)")                                            \
     {                                                                                   \
         ACC* buf = (ACC*)aligned_alloc(64, KB * BT * sizeof(ACC));                      \
         _Pragma("omp for schedule(dynamic, 1)")                                         \
@@ -352,13 +353,19 @@ def _lib():
     if lib is not None and not getattr(lib, "_ss_typed", False):
         for s in _SUFFIX.values():
             f = getattr(lib, f"ss_gather_{s}")
-            f.argtypes = [_P, _P, _I, _I, _P, _I, _I, _I, _P, _P, _I, _I]
+            f.argtypes = [_P, _P, _I, _I, _P, _I, _I, _I, _P, _P, _I, _I, ctypes.c_int]
             f.restype = ctypes.c_int
             f = getattr(lib, f"ss_scatter_{s}")
-            f.argtypes = [_P, _P, _I, _I, _P, _I, _I, _I, _P, _I, _I]
+            f.argtypes = [_P, _P, _I, _I, _P, _I, _I, _I, _P, _I, _I, ctypes.c_int]
             f.restype = ctypes.c_int
         lib._ss_typed = True
     return lib
+
+
+def _threads():
+    """ember.get_num_threads(): intra-op threads, as torch.set_num_threads sets them."""
+    from .. import get_num_threads
+    return get_num_threads()
 
 
 def _acc_dtype(dtype):
@@ -401,7 +408,7 @@ def gather(vals, meta, x, bias=None, layout=None):
     vb, mb = layout or blocked(vals, meta, True)
     fn = getattr(lib, f"ss_gather_{_SUFFIX[vals.dtype.name]}")
     _check(fn(vb.ctypes.data, mb.ctypes.data, m, k, x.ctypes.data, n, xs0, xs1,
-              None if bias is None else bias.ctypes.data, y.ctypes.data, m, 1),
+              None if bias is None else bias.ctypes.data, y.ctypes.data, m, 1, _threads()),
            "semi-structured mm")
     return y
 
@@ -419,7 +426,7 @@ def scatter(vals, meta, x, layout=None):
     vb, mb = layout or blocked(vals, meta, False)
     fn = getattr(lib, f"ss_scatter_{_SUFFIX[vals.dtype.name]}")
     _check(fn(vb.ctypes.data, mb.ctypes.data, m, k, x.ctypes.data, n, xs0, xs1,
-              y.ctypes.data, k, 1), "semi-structured mm")
+              y.ctypes.data, k, 1, _threads()), "semi-structured mm")
     return y
 
 
