@@ -63,8 +63,12 @@ class EmberFunctionVariable(FunctionLikeVariable):
         return tx.call_ember(self.fn, args, kwargs, name=getattr(self.fn, "__name__", None))
 
     def var_getattr(self, tx, name):
+        from ...ops._registry import OpDef, OpOverloadPacket
         from .builder import wrap_constant_result
-        return wrap_constant_result(getattr(self.fn, name))
+        value = getattr(self.fn, name)
+        if isinstance(value, (OpDef, OpOverloadPacket)):      # ops.<ns>.<op>.<overload>
+            return EmberFunctionVariable(value, None)
+        return wrap_constant_result(value)
 
 
 class TensorMethod(VariableTracker):
