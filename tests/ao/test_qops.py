@@ -227,3 +227,18 @@ def test_fake_quantize_errors_match_torch():
         assert gist in got and gist in want
     with pytest.raises(NotImplementedError):
         ember.fake_quantize_per_tensor_affine(x.int(), 0.1, 0, 0, 255)
+
+
+def test_capture_reads_the_namespace_attribute_chain():
+    """`ember.ops.quantized_decomposed.<op>.<overload>(...)` written inside the captured
+    function (as PyTorch code writes torch.ops...) records the op itself."""
+    class M(ember.nn.Module):
+        def forward(self, x):
+            q = ember.ops.quantized_decomposed.quantize_per_tensor.default(
+                x, 0.05, 3, -128, 127, ember.int8)
+            return ember.ops.quantized_decomposed.dequantize_per_tensor.default(
+                q, 0.05, 3, -128, 127, ember.int8)
+    x = ember.from_numpy(_data((4, 5)))
+    ep = ember.export.export(M(), (x,))
+    assert _Q in [n.target for n in ep.graph.nodes]
+    np.testing.assert_array_equal(ep.module()(x).numpy(), M()(x).numpy())
