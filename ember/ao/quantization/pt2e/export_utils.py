@@ -6,8 +6,6 @@ rewrites its `training` argument in place (PyTorch rewrites the same patterns), 
 `model.train()` / `model.eval()` on a prepared or converted model raise, as PyTorch's
 do, unless allow_exported_model_train_eval() routes them here.
 """
-import types
-
 from .utils import is_op
 
 __all__ = ["move_exported_model_to_eval", "move_exported_model_to_train",
@@ -49,24 +47,31 @@ def move_exported_model_to_train(model):
     return model
 
 
+def _with_train_eval(model, train, eval_):
+    """Give `model` its own class whose train/eval are these (a class, not bound methods
+    in the instance dict, so copy.deepcopy of the model stays finite)."""
+    base = type(model)
+    while getattr(base, "_pt2e_train_eval", False):
+        base = base.__bases__[0]
+    model.__class__ = type(base.__name__, (base,), {"train": train, "eval": eval_,
+                                                    "_pt2e_train_eval": True})
+    return model
+
+
 def allow_exported_model_train_eval(model):
     """Make `model.train()` / `model.eval()` call move_exported_model_to_train/eval."""
-    def _train(self, mode=True):
+    def train(self, mode=True):
         return move_exported_model_to_train(self) if mode else \
             move_exported_model_to_eval(self)
 
-    def _eval(self):
+    def eval_(self):
         return move_exported_model_to_eval(self)
 
-    model.train = types.MethodType(_train, model)
-    model.eval = types.MethodType(_eval, model)
-    return model
+    return _with_train_eval(model, train, eval_)
 
 
 def _disallow_eval_train(model):
     def _raise(self, mode=True):
         raise NotImplementedError(_TRAIN_EVAL_ERROR)
 
-    model.train = types.MethodType(_raise, model)
-    model.eval = types.MethodType(_raise, model)
-    return model
+    return _with_train_eval(model, _raise, _raise)
