@@ -19,6 +19,9 @@ _SOURCE = r"""
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #ifdef __AVX512BF16__
 #include <immintrin.h>
 #define MR 12
@@ -107,21 +110,34 @@ int bf16_gemm_available(void) {
 void bf16_gemm(const uint16_t* A, int64_t lda, const uint16_t* B, int64_t sbk, int64_t sbn,
                float* C, int64_t M, int64_t N, int64_t K, int nthreads) {
 #ifdef __AVX512BF16__
-    for (int64_t n0 = 0; n0 < N; n0 += NC) {
-        int64_t nc = N - n0 < NC ? N - n0 : NC;
-        int64_t ncp = (nc + 31) / 32 * 32;
-        for (int64_t k0 = 0; k0 < K; k0 += KC) {
-            int64_t kc = K - k0 < KC ? K - k0 : KC;
-            uint16_t* P = (uint16_t*)aligned_alloc(64, (size_t)(kc / 2) * ncp * 4 + 64);
-            pack_b(B, sbk, sbn, k0, kc, n0, nc, ncp, P);
-            int par = nthreads > 1 && M * nc * kc > (1 << 22);
-            #pragma omp parallel for schedule(static) num_threads(nthreads) if (par)
-            for (int64_t m0 = 0; m0 < M; m0 += MR) {
-                if (M - m0 >= MR) micro_full(A, lda, m0, MR, k0, kc, P, ncp, nc, C, N, n0);
-                else micro_rest(A, lda, m0, M - m0, k0, kc, P, ncp, nc, C, N, n0);
+    /* One parallel region, no barrier inside: each thread takes a band of rows and packs
+       the B blocks it reads itself (K*N extra work per thread against M*N*K/threads of
+       products). A barrier per block made the product 100x slower whenever the cores were
+       busy with other processes (OpenMP's waiting threads spin against the workers). */
+    int64_t bands = (M + MR - 1) / MR;
+    int nt = (nthreads > 1 && M * N * K > (1 << 24) && bands >= 2 * nthreads) ? nthreads : 1;
+    #pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        int t = 0, T = 1;
+#ifdef _OPENMP
+        t = omp_get_thread_num(); T = omp_get_num_threads();
+#endif
+        int64_t b0 = bands * t / T, b1 = bands * (t + 1) / T;
+        int64_t mlo = b0 * MR, mhi = b1 * MR < M ? b1 * MR : M;
+        uint16_t* P = (uint16_t*)aligned_alloc(64, (size_t)(KC / 2) * ((NC + 31) / 32 * 32) * 4);
+        for (int64_t n0 = 0; n0 < N && mlo < mhi; n0 += NC) {
+            int64_t nc = N - n0 < NC ? N - n0 : NC;
+            int64_t ncp = (nc + 31) / 32 * 32;
+            for (int64_t k0 = 0; k0 < K; k0 += KC) {
+                int64_t kc = K - k0 < KC ? K - k0 : KC;
+                pack_b(B, sbk, sbn, k0, kc, n0, nc, ncp, P);
+                for (int64_t m0 = mlo; m0 < mhi; m0 += MR) {
+                    if (mhi - m0 >= MR) micro_full(A, lda, m0, MR, k0, kc, P, ncp, nc, C, N, n0);
+                    else micro_rest(A, lda, m0, mhi - m0, k0, kc, P, ncp, nc, C, N, n0);
+                }
             }
-            free(P);
         }
+        free(P);
     }
 #endif
 }
