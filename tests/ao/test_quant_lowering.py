@@ -177,3 +177,28 @@ def test_unmatched_quantize_compiles_to_round_half_even():
     np.testing.assert_array_equal(q.numpy(), ref.numpy())
     np.testing.assert_array_equal(q.numpy(), QPT(x, 0.5, 3, -128, 127, S8).numpy())
     np.testing.assert_array_equal(r.numpy(), x.round(decimals=1).numpy())
+
+
+def test_convert_pt2e_resnet_block_compiles_to_int8_convs():
+    """The real flow: capture -> prepare_pt2e(X86InductorQuantizer) -> calibrate ->
+    convert_pt2e -> ember.compile: resnet's BasicBlock runs its convs as int8 ops."""
+    from ember._export import capture_pre_autograd_graph
+    from ember.ao.quantization.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from ember.ao.quantization.quantizer.x86_inductor_quantizer import (
+        X86InductorQuantizer, get_default_x86_inductor_quantization_config)
+    from ember.vision.models.resnet import BasicBlock
+    ember.manual_seed(0)
+    block = BasicBlock(16, 16).eval()
+    data = [ember.randn(2, 16, 8, 8) for _ in range(3)]
+    quantizer = X86InductorQuantizer().set_global(get_default_x86_inductor_quantization_config())
+    with ember.no_grad():
+        prepared = prepare_pt2e(capture_pre_autograd_graph(block, (data[0],)), quantizer)
+        for x in data:
+            prepared(x)
+        converted = convert_pt2e(prepared)
+    step = max(n.args[1] for n in converted.graph.nodes
+               if n.target is QPT and isinstance(n.args[1], float))
+    ref, out, fused = _run(converted, data[1])
+    # conv1 (+ relu) ends in a quantize; conv2 feeds the residual add: float output
+    assert fused == {"qconv2d": 1, "qconv2d_fp32_out": 1}
+    assert np.abs(out - ref).max() <= step + 1e-6
