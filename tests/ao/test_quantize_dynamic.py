@@ -243,3 +243,38 @@ def test_fuse_modules_and_static_cnn_match_torch():
     np.testing.assert_array_equal(ec(ember.from_numpy(x)).numpy(), want)
     with pytest.raises(NotImplementedError, match="eval"):
         eq.fuse_modules(_cnn(ember, ember.ao).train(), [["conv", "bn"]])
+
+
+def _functional_model(m, ao):
+    class M(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.quant, self.dequant = ao.quantization.QuantStub(), ao.quantization.DeQuantStub()
+            self.fc1, self.fc2 = m.nn.Linear(16, 16), m.nn.Linear(16, 16)
+            FF = ao.nn.quantized.FloatFunctional
+            self.ff, self.ff2, self.ff3 = FF(), FF(), FF()
+
+        def forward(self, x):
+            x = self.quant(x)
+            y = self.ff.add_relu(self.fc1(x), x)
+            z = self.ff2.mul(self.fc2(y), y)
+            return self.dequant(self.ff3.cat([z, y], 1))
+    return M()
+
+
+def test_float_functional_converts_to_qfunctional_as_torch():
+    torch.manual_seed(0)
+    tm, em = _functional_model(torch, torch.ao), _functional_model(ember, ember.ao)
+    _copy(tm, em)
+    tm.qconfig, em.qconfig = tq.get_default_qconfig("qnnpack"), eq.get_default_qconfig("qnnpack")
+    tp, ep = tq.prepare(tm), eq.prepare(em)
+    cal = _x(64, 16, seed=1)
+    tp(torch.from_numpy(cal))
+    ep(ember.from_numpy(cal))
+    tc, ec = tq.convert(tp), eq.convert(ep)
+    assert str(ec) == str(tc)
+    x = _x(8, 16)
+    got, want = ec(ember.from_numpy(x)).numpy(), tc(torch.from_numpy(x)).numpy()
+    assert np.abs(got - want).max() <= tc.ff3.scale * 1.0001
+    with pytest.raises(RuntimeError, match="not intended"):
+        ec.ff(ember.from_numpy(x))

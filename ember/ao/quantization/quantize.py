@@ -38,7 +38,7 @@ def get_default_static_quant_module_mappings():
     from ..nn.intrinsic import quantized as nniq
     return {QuantStub: nnq.Quantize, DeQuantStub: nnq.DeQuantize, nn.Linear: nnq.Linear,
             nn.Conv2d: nnq.Conv2d, nni.LinearReLU: nniq.LinearReLU,
-            nni.ConvReLU2d: nniq.ConvReLU2d}
+            nni.ConvReLU2d: nniq.ConvReLU2d, nnq.FloatFunctional: nnq.QFunctional}
 
 
 def _quantize_weight(float_wt, observer):
@@ -78,7 +78,10 @@ def _remove_qconfig(module):
         _remove_qconfig(child)
     if hasattr(module, "qconfig"):
         del module.qconfig
-    if hasattr(module, "activation_post_process"):
+    from .fake_quantize import FakeQuantizeBase
+    from .observer import ObserverBase
+    if isinstance(getattr(module, "activation_post_process", None),
+                  (ObserverBase, FakeQuantizeBase)):
         del module.activation_post_process
 
 
@@ -165,11 +168,13 @@ def prepare(model, inplace=False, allow_list=None, observer_non_leaf_module_list
 
 
 def _attach_observers(module, swappable, fused):
+    from ..nn.quantized import FloatFunctional
     for child in module.children():
         if getattr(child, "qconfig", None) is not None and type(child) in swappable \
                 and not isinstance(child, DeQuantStub):
             child.activation_post_process = child.qconfig.activation()
-            child.register_forward_hook(_observe_output)
+            if not isinstance(child, FloatFunctional):     # its methods call the observer
+                child.register_forward_hook(_observe_output)
         if not isinstance(child, fused):
             _attach_observers(child, swappable, fused)
 
