@@ -185,3 +185,17 @@ def test_dense_tensors_answer_as_torch():
         with pytest.raises(NotImplementedError, match=f"aten::{name}' with arguments from the "
                                                       "'CPU' backend"):
             getattr(x, name)()
+
+
+@pytest.mark.parametrize("shape,out", [((2, 3, 7, 9), (3, 4)), ((1, 2, 8, 8), (1, 1)),
+                                       ((1, 2, 5, 5), (2, 3))])
+def test_pooling_and_relu_in_the_integers(shape, out):
+    a = np.random.default_rng(0).standard_normal(shape).astype(np.float32) * 2
+    q = ember.quantize_per_tensor(ember.from_numpy(a), 0.05, 100, ember.quint8)
+    tq = torch.quantize_per_tensor(torch.from_numpy(a), 0.05, 100, torch.quint8)
+    F, TF = ember.nn.functional, torch.nn.functional
+    _same_q(F.adaptive_avg_pool2d(q, out), TF.adaptive_avg_pool2d(tq, out))
+    _same_q(ember.nn.MaxPool2d(2)(q), torch.nn.MaxPool2d(2)(tq))
+    _same_q(ember.nn.ReLU()(q), torch.nn.ReLU()(tq))
+    got = F.adaptive_avg_pool2d(q, out)
+    assert got.q_scale() == q.q_scale() and got.q_zero_point() == q.q_zero_point()

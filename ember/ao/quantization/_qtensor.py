@@ -352,6 +352,39 @@ def _relu(q):
     return _make(np.maximum(q._data, zp).astype(q._data.dtype), q._dtype, q._quantizer())
 
 
+def _per_tensor_only(q, name):
+    if q._qscheme not in _PER_TENSOR:
+        raise NotImplementedError(f"{name}: ember has no QuantizedCPU kernel for per-channel "
+                                  "quantized tensors")
+
+
+def _max_pool2d(op):
+    """max pooling in the integers (exact: quantization is monotonic); the quantizer kept,
+    the indices a plain int64 tensor."""
+    def kernel(q, *rest):
+        _per_tensor_only(q, "max_pool2d")
+        vals, idx = op.kernels["cpu"](q._data.astype(np.float32), *rest)
+        return _make(vals.astype(q._data.dtype), q._dtype, q._quantizer()), wrap(idx)
+    return kernel
+
+
+def _adaptive_avg_pool2d(op):
+    """quantized::adaptive_avg_pool2d: per window, zero_point + nearbyint(float(sum(q -
+    zero_point)) * (1.0f / window size)), the quantizer kept."""
+    def kernel(q, output_size):
+        _per_tensor_only(q, "adaptive_avg_pool2d")
+        zp = q._zero_point
+        avg = op.kernels["cpu"](q._data.astype(np.float64) - zp, output_size)
+        (h, w), (oh, ow) = q.shape[-2:], avg.shape[-2:]
+        counts = np.outer(*[[-(-(i + 1) * n // o) - i * n // o for i in range(o)]
+                            for n, o in ((h, oh), (w, ow))])
+        sums = np.rint(avg * counts).astype(np.float32)
+        out = np.rint(sums * (np.float32(1) / counts.astype(np.float32))) + zp
+        lo, hi = QRANGE[q._dtype][1:]
+        return _make(np.clip(out, lo, hi).astype(q._data.dtype), q._dtype, q._quantizer())
+    return kernel
+
+
 def _refusal(name):
     return (f"Could not run '{name}' with arguments from the 'QuantizedCPU' backend. This "
             "could be because the operator doesn't exist for this backend (ember has no "
@@ -369,6 +402,10 @@ def install():
         if op is not None:
             op.kernels["quantized"] = _shape_kernel(op)
     REGISTRY["relu"].kernels["quantized"] = _relu
+    REGISTRY["max_pool2d_with_indices"].kernels["quantized"] = \
+        _max_pool2d(REGISTRY["max_pool2d_with_indices"])
+    REGISTRY["_adaptive_avg_pool2d"].kernels["quantized"] = \
+        _adaptive_avg_pool2d(REGISTRY["_adaptive_avg_pool2d"])
 
 
 install()
