@@ -278,3 +278,51 @@ def test_float_functional_converts_to_qfunctional_as_torch():
     assert np.abs(got - want).max() <= tc.ff3.scale * 1.0001
     with pytest.raises(RuntimeError, match="not intended"):
         ec.ff(ember.from_numpy(x))
+
+
+def _residual_block(m, ao):
+    class Block(m.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.quant, self.dequant = ao.quantization.QuantStub(), ao.quantization.DeQuantStub()
+            self.stem, self.bn0, self.r0 = m.nn.Conv2d(3, 8, 3, padding=1), \
+                m.nn.BatchNorm2d(8), m.nn.ReLU()
+            self.pool = m.nn.MaxPool2d(2)
+            self.c1, self.bn1, self.r1 = m.nn.Conv2d(8, 8, 3, padding=1), \
+                m.nn.BatchNorm2d(8), m.nn.ReLU()
+            self.c2, self.bn2 = m.nn.Conv2d(8, 8, 3, padding=1), m.nn.BatchNorm2d(8)
+            self.skip = ao.nn.quantized.FloatFunctional()
+            self.avg, self.fc = m.nn.AdaptiveAvgPool2d((1, 1)), m.nn.Linear(8, 4)
+
+        def forward(self, x):
+            x = self.pool(self.r0(self.bn0(self.stem(self.quant(x)))))
+            y = self.bn2(self.c2(self.r1(self.bn1(self.c1(x)))))
+            x = self.skip.add_relu(y, x)
+            return self.dequant(self.fc(self.avg(x).flatten(1)))
+    return Block()
+
+
+def test_residual_block_eager_static_matches_torch():
+    """A ResNet-style block (fused conv-bn-relu, max pool, residual add_relu, adaptive
+    average pool, linear) through fuse/prepare/calibrate/convert: torch's outputs."""
+    torch.manual_seed(0)
+    tm, em = _residual_block(torch, torch.ao), _residual_block(ember, ember.ao)
+    with torch.no_grad():
+        for bn in (tm.bn0, tm.bn1, tm.bn2):
+            bn.running_mean.uniform_(-0.3, 0.3)
+            bn.running_var.uniform_(0.5, 2.0)
+    _copy(tm, em)
+    tm.eval()
+    em.eval()
+    groups = [["stem", "bn0", "r0"], ["c1", "bn1", "r1"], ["c2", "bn2"]]
+    tf, ef = tq.fuse_modules(tm, groups), eq.fuse_modules(em, groups)
+    tf.qconfig, ef.qconfig = tq.get_default_qconfig("x86"), eq.get_default_qconfig("x86")
+    tp, ep = tq.prepare(tf), eq.prepare(ef)
+    cal = _x(16, 3, 16, 16, seed=1)
+    tp(torch.from_numpy(cal))
+    ep(ember.from_numpy(cal))
+    tc, ec = tq.convert(tp), eq.convert(ep)
+    assert _without_scales(str(ec)) == _without_scales(str(tc))
+    x = _x(4, 3, 16, 16, seed=2)
+    got, want = ec(ember.from_numpy(x)).numpy(), tc(torch.from_numpy(x)).numpy()
+    assert np.abs(got - want).max() <= tc.fc.scale * 1.0001
