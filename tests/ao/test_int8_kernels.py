@@ -257,3 +257,21 @@ def test_bad_inputs_raise():
         conv(ember.zeros(1, 3, 2, 2, dtype=ember.uint8), 0.1, 0,
              ember.ones(4, 3, 3, 3, dtype=ember.int8), ember.ones(4), ember.zeros(4), None,
              [1, 1], [0, 0], [1, 1], 1, 0.1, 0, None, "none", [], None)
+
+
+@pytest.mark.parametrize("capability", ["avx2", "avx512"])
+def test_portable_c_paths(monkeypatch, capability):
+    """Built for AVX2 (plain C GEMM, plane-wise depthwise) or AVX-512 without VNNI/VBMI, the
+    kernels give the same integers as torch."""
+    from ember._inductor import config, native
+    monkeypatch.setattr(config.cpp, "cpu_capability", capability)
+    K._library.cache_clear()
+    native.load_native.cache_clear()
+    try:
+        for case in (CONV_CASES[0], CONV_CASES[1], CONV_CASES[5], CONV_CASES[6]):
+            test_qconv2d_matches_torch(*case)
+        test_qlinear_matches_torch(7, 130, 33, True, True)
+    finally:
+        monkeypatch.undo()
+        K._library.cache_clear()
+        native.load_native.cache_clear()

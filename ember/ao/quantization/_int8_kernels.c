@@ -92,14 +92,15 @@ static inline void em_interleave4(const uint8_t *r0, const uint8_t *r1, const ui
 #endif
 }
 
-#ifdef __AVX512BW__
-/* im2col for a column stride of 1, straight into the panels: for each group of 4 k and each
-   run of consecutive sources, 16 bytes of each of the 4 source rows are loaded and
-   interleaved into 16 four-byte groups (no intermediate rows). */
-static void em_q_im2col_s1(const uint8_t *xp, int64_t n_, int64_t c_, int64_t hp, int64_t wp,
-                           int64_t c0, int64_t cg, int64_t kh_, int64_t kw_, int64_t sh,
-                           int64_t dh, int64_t dw, int64_t oh_, int64_t ow_, int32_t fill,
-                           uint8_t *pk, int64_t kp) {
+#ifdef __AVX512VBMI__
+/* im2col straight into the panels, for column strides 1 to 4: for each group of 4 k and each
+   run of up to 16 columns whose sources are evenly spaced, the 4 source rows are loaded (a
+   strided run: one load and a byte permutation picking every sw-th byte) and interleaved
+   into 16 four-byte groups (no intermediate rows). */
+static void em_q_im2col_direct(const uint8_t *xp, int64_t n_, int64_t c_, int64_t hp,
+                               int64_t wp, int64_t c0, int64_t cg, int64_t kh_, int64_t kw_,
+                               int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t oh_,
+                               int64_t ow_, int32_t fill, uint8_t *pk, int64_t kp) {
     const int64_t cols = n_ * oh_ * ow_, npanel = (cols + NR - 1) / NR, kg = kp / 4;
     const int64_t k = cg * kh_ * kw_;
     #pragma omp parallel
@@ -110,9 +111,9 @@ static void em_q_im2col_s1(const uint8_t *xp, int64_t n_, int64_t c_, int64_t hp
             int64_t nrun = 0, ncol = cols - p * NR < NR ? cols - p * NR : NR;
             for (int64_t j = 0; j < ncol; j++) {
                 int64_t col = p * NR + j, ow = col % ow_, t = col / ow_;
-                int64_t src = ((t / oh_) * c_ + c0) * hp * wp + (t % oh_) * sh * wp + ow;
+                int64_t src = ((t / oh_) * c_ + c0) * hp * wp + (t % oh_) * sh * wp + ow * sw;
                 if (nrun && rj[nrun - 1] + rlen[nrun - 1] == j
-                        && rsrc[nrun - 1] + rlen[nrun - 1] == src && rlen[nrun - 1] < 16) {
+                        && rsrc[nrun - 1] + rlen[nrun - 1] * sw == src && rlen[nrun - 1] < 16) {
                     rlen[nrun - 1]++;
                 } else {
                     rj[nrun] = j; rlen[nrun] = 1; rsrc[nrun] = src; nrun++;
@@ -120,6 +121,9 @@ static void em_q_im2col_s1(const uint8_t *xp, int64_t n_, int64_t c_, int64_t hp
             }
             uint8_t *dst = pk + p * kg * NR * 4;
             if (ncol < NR || kp > k) memset(dst, fill, (size_t)(kg * NR * 4));
+            uint8_t sel[64];
+            for (int i = 0; i < 64; i++) sel[i] = (uint8_t)(i < 16 ? i * sw : 0);
+            const __m512i pick = _mm512_loadu_si512(sel);
             for (int64_t g = 0; g < kg; g++) {
                 int64_t off[4];
                 for (int b = 0; b < 4; b++) {
@@ -130,10 +134,20 @@ static void em_q_im2col_s1(const uint8_t *xp, int64_t n_, int64_t c_, int64_t hp
                 const __m128i fv = _mm_set1_epi8((char)fill);
                 for (int64_t r = 0; r < nrun; r++) {
                     __mmask16 mk = (__mmask16)((1u << rlen[r]) - 1u);
+                    int64_t span = (rlen[r] - 1) * sw + 1;
+                    __mmask64 lm = span >= 64 ? ~0ULL : (1ULL << span) - 1;
                     __m128i v[4];
-                    for (int b = 0; b < 4; b++)
-                        v[b] = off[b] < 0 ? fv
-                               : _mm_mask_loadu_epi8(fv, mk, xp + rsrc[r] + off[b]);
+                    for (int b = 0; b < 4; b++) {
+                        if (off[b] < 0) {
+                            v[b] = fv;
+                        } else if (sw == 1) {
+                            v[b] = _mm_mask_loadu_epi8(fv, mk, xp + rsrc[r] + off[b]);
+                        } else {
+                            __m512i z = _mm512_maskz_loadu_epi8(lm, xp + rsrc[r] + off[b]);
+                            v[b] = _mm_mask_mov_epi8(fv, mk, _mm512_castsi512_si128(
+                                _mm512_permutexvar_epi8(pick, z)));
+                        }
+                    }
                     __m128i ablo = _mm_unpacklo_epi8(v[0], v[1]), abhi = _mm_unpackhi_epi8(v[0], v[1]);
                     __m128i cdlo = _mm_unpacklo_epi8(v[2], v[3]), cdhi = _mm_unpackhi_epi8(v[2], v[3]);
                     __m128i q[4] = {_mm_unpacklo_epi16(ablo, cdlo), _mm_unpackhi_epi16(ablo, cdlo),
@@ -159,9 +173,10 @@ static void em_q_im2col(const uint8_t *xp, int64_t n_, int64_t c_, int64_t hp, i
                  int64_t c0, int64_t cg, int64_t kh_, int64_t kw_, int64_t sh, int64_t sw,
                  int64_t dh, int64_t dw, int64_t oh_, int64_t ow_, int32_t fill, uint8_t *pk,
                  int64_t kp) {
-#ifdef __AVX512BW__
-    if (sw == 1) {
-        em_q_im2col_s1(xp, n_, c_, hp, wp, c0, cg, kh_, kw_, sh, dh, dw, oh_, ow_, fill, pk, kp);
+#ifdef __AVX512VBMI__
+    if (sw <= 4) {
+        em_q_im2col_direct(xp, n_, c_, hp, wp, c0, cg, kh_, kw_, sh, sw, dh, dw, oh_, ow_, fill,
+                           pk, kp);
         return;
     }
 #endif
