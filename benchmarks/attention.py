@@ -12,7 +12,7 @@ Peak memory: one call in a fresh child process (so no allocator cache of an earl
 hides anything): its resident-set high-water mark (VmHWM, reset just before the call by
 writing 5 to /proc/self/clear_refs) minus the resident set before the call, so the same
 method covers NumPy's, C's and PyTorch's allocations; glibc's mmap threshold is set to
-64 KiB so freed blocks leave the resident set. Page-level: a few MiB is noise.
+64 KiB (mallopt) so freed blocks leave the resident set. Page-level: ~1 MiB is noise.
 Time: the parent process, best of several calls, libraries interleaved with a short sleep
 between calls so one library's idle OpenMP threads do not spin against the other's.
 Both libraries use the same thread count (all cores unless --threads N).
@@ -20,6 +20,7 @@ Writes benchmarks/results/attention.{json,md}.
 Usage: python benchmarks/attention.py [--quick] [--threads N]
 """
 import argparse
+import ctypes
 import gc
 import json
 import os
@@ -33,11 +34,6 @@ _ap.add_argument("--quick", action="store_true", help="L = 512 and 2048, B = 1 o
 _ap.add_argument("--threads", type=int, default=os.cpu_count())
 _ap.add_argument("--mem", nargs=6, help=argparse.SUPPRESS)   # child: NAME B L DTYPE C BW
 ARGS = _ap.parse_args()
-if "MALLOC_MMAP_THRESHOLD_" not in os.environ:
-    # glibc then maps every block over 64 KiB and unmaps it when freed, so the resident
-    # set follows what is live (else freed heap memory is reused unseen by VmHWM)
-    os.environ.update(MALLOC_MMAP_THRESHOLD_="65536", MALLOC_TRIM_THRESHOLD_="65536")
-    os.execv(sys.executable, [sys.executable, *sys.argv])
 os.environ["OMP_NUM_THREADS"] = str(ARGS.threads)      # before any OpenMP runtime loads
 os.environ.setdefault("OPENBLAS_NUM_THREADS", str(ARGS.threads))
 
@@ -67,6 +63,14 @@ def _status(key):
             if line.startswith(key):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+def _pin_malloc():
+    """glibc: map every block over 64 KiB and unmap it when freed, so the resident set
+    follows live memory (set after the imports: setting it by environment did not last)."""
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallopt(-3, 65536)        # M_MMAP_THRESHOLD
+    libc.mallopt(-1, 65536)        # M_TRIM_THRESHOLD
 
 
 def _peak_bytes(fn):
@@ -124,6 +128,7 @@ def _measure(B, L, dtype, causal, backward, names, reps):
 def main():
     torch.set_num_threads(ARGS.threads)
     if ARGS.mem:
+        _pin_malloc()
         name, B, L, dtype, causal, backward = ARGS.mem
         small = _workload(name, 1, 8, dtype, bool(int(causal)), bool(int(backward)))
         small()                                 # loads the kernels and starts the threads
@@ -139,7 +144,7 @@ def main():
         names = [n for n in IMPLS if (L <= 2048 and dtype == F32) or "math" not in n]
         for causal in (False, True):
             for backward in (False, True):
-                reps = 2 if L >= 8192 else (5 if L >= 2048 else 9)
+                reps = 2 if L >= 8192 else (3 if L >= 2048 else 7)
                 res = _measure(B, L, dtype, causal, backward, names, reps)
                 row = {"B": B, "L": L, "dtype": dtype, "causal": causal,
                        "pass": "fwd+bwd" if backward else "fwd", "results": res,
