@@ -540,3 +540,18 @@ def test_qat_matches_torch():
     t_move_to_eval(pt)
     # three SGD steps: float sums in a different order move values by ~1e-6
     _compare(convert_pt2e(pe), tao.convert_pt2e(pt), data, rtol=1e-4)
+
+
+def test_composable_quantizer_first_quantizer_wins():
+    from ember.ao.quantization.quantizer import ComposableQuantizer
+    me, _, data = _pair("convnet")
+    first = BackendQuantizer()          # uint8 conv+relu and linear
+    second = XNNPACKQuantizer().set_global(get_symmetric_quantization_config())
+    c = _flow_ember(me, data, ComposableQuantizer([first, second]), data[0])
+    by_name = {}
+    for n in c.graph.nodes:
+        by_name.setdefault(getattr(n.target, "__name__", ""), []).append(n)
+    # conv+relu and linear: BackendQuantizer's uint8; add (unclaimed by it): XNNPACK's int8
+    assert {_q_before(n).args[-1] for n in by_name["convolution"] + by_name["linear"]} == \
+        {ember.uint8}
+    assert _q_before(by_name["add"][0]).args[-1] == ember.int8
