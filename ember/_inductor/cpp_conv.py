@@ -145,43 +145,78 @@ static int em_conv2d_t_@T@(const @T@ *x, const int64_t *xs, const @T@ *w, const 
 """
 
 _POOL = r"""
-/* max pooling of x [N, C, H, W] (strided) into out and idx [N, C, OH, OW] (contiguous);
-   the window scan runs in PyTorch's order (h, then w) with the output column innermost,
-   branch-free, so it vectorizes */
+/* every window inside the image (no padding, no dilation): the scan with no clipping,
+   window and stride constants for the usual 2x2 and 3x3 with stride 2 */
+static inline __attribute__((always_inline)) void em_maxpool2d_in_@T@(
+    const @T@ *x, const int64_t *xs, @T@ *out, int64_t *idx, int64_t N, int64_t C, int64_t W,
+    int64_t OH, int64_t OW, const int64_t kh, const int64_t kw, const int64_t sh,
+    const int64_t sw) {
+  const int64_t xs0 = xs[0], xs1 = xs[1], xs2 = xs[2];   /* idx stores may alias xs */
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t c = 0; c < C; c++) {
+      const @T@ *xp = x + n * xs0 + c * xs1;
+      @T@ *op = out + (n * C + c) * OH * OW;
+      int64_t *ip = idx + (n * C + c) * OH * OW;
+      for (int64_t oh = 0; oh < OH; oh++)
+        for (int64_t ow = 0; ow < OW; ow++) {
+          @T@ best = -INFINITY;
+          int64_t bi = oh * sh * W + ow * sw;
+          for (int64_t i = 0; i < kh; i++)
+            for (int64_t j = 0; j < kw; j++) {
+              const int64_t h = oh * sh + i, q = ow * sw + j;
+              const @T@ v = xp[h * xs2 + q];
+              const int take = (v > best) | (v != v);      /* branch-free: cmov */
+              best = take ? v : best;
+              bi = take ? h * W + q : bi;
+            }
+          op[oh * OW + ow] = best;
+          ip[oh * OW + ow] = bi;
+        }
+    }
+}
+
+/* max pooling of x [N, C, H, W] (strided) into out and idx [N, C, OH, OW] (contiguous),
+   each window (clipped to the image) scanned in PyTorch's order: h, then w */
 __attribute__((noinline))
 static void em_maxpool2d_@T@(const @T@ *x, const int64_t *xs, @T@ *out, int64_t *idx,
                              int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH,
                              int64_t OW, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
                              int64_t ph, int64_t pw, int64_t dh, int64_t dw) {
+  if (ph == 0 && pw == 0 && dh == 1 && dw == 1 && xs[3] == 1 && OH > 0 && OW > 0
+      && (OH - 1) * sh + kh <= H && (OW - 1) * sw + kw <= W) {
+    if (kh == 2 && kw == 2 && sh == 2 && sw == 2)
+      em_maxpool2d_in_@T@(x, xs, out, idx, N, C, W, OH, OW, 2, 2, 2, 2);
+    else if (kh == 3 && kw == 3 && sh == 2 && sw == 2)
+      em_maxpool2d_in_@T@(x, xs, out, idx, N, C, W, OH, OW, 3, 3, 2, 2);
+    else
+      em_maxpool2d_in_@T@(x, xs, out, idx, N, C, W, OH, OW, kh, kw, sh, sw);
+    return;
+  }
+  const int64_t xs0 = xs[0], xs1 = xs[1], xs2 = xs[2], xs3 = xs[3];
   for (int64_t n = 0; n < N; n++)
     for (int64_t c = 0; c < C; c++) {
-      const @T@ *xp = x + n * xs[0] + c * xs[1];
+      const @T@ *xp = x + n * xs0 + c * xs1;
+      @T@ *op = out + (n * C + c) * OH * OW;
+      int64_t *ip = idx + (n * C + c) * OH * OW;
       for (int64_t oh = 0; oh < OH; oh++) {
-        @T@ *restrict op = out + ((n * C + c) * OH + oh) * OW;
-        int64_t *restrict ip = idx + ((n * C + c) * OH + oh) * OW;
-        int64_t h0 = oh * sh - ph;
+        int64_t h0 = oh * sh - ph, h1 = h0 + (kh - 1) * dh + 1;
+        if (h1 > H) h1 = H;
         while (h0 < 0) h0 += dh;
         for (int64_t ow = 0; ow < OW; ow++) {
-          int64_t w0 = ow * sw - pw;
+          int64_t w0 = ow * sw - pw, w1 = w0 + (kw - 1) * dw + 1;
+          if (w1 > W) w1 = W;
           while (w0 < 0) w0 += dw;
-          op[ow] = -INFINITY;
-          ip[ow] = h0 * W + w0;
-        }
-        for (int64_t i = 0; i < kh; i++) {
-          const int64_t h = oh * sh - ph + i * dh;
-          if (h < 0 || h >= H) continue;
-          const @T@ *xr = xp + h * xs[2];
-          for (int64_t j = 0; j < kw; j++) {
-            #pragma omp simd
-            for (int64_t ow = 0; ow < OW; ow++) {
-              const int64_t q = ow * sw - pw + j * dw;
-              const int ok = q >= 0 && q < W;
-              const @T@ v = ok ? xr[(ok ? q : 0) * xs[3]] : 0;
-              const int take = ok && (v > op[ow] || v != v);
-              op[ow] = take ? v : op[ow];
-              ip[ow] = take ? h * W + q : ip[ow];
+          @T@ best = -INFINITY;
+          int64_t bi = h0 * W + w0;
+          for (int64_t h = h0; h < h1; h += dh)
+            for (int64_t q = w0; q < w1; q += dw) {
+              const @T@ v = xp[h * xs2 + q * xs3];
+              const int take = (v > best) | (v != v);      /* branch-free: cmov */
+              best = take ? v : best;
+              bi = take ? h * W + q : bi;
             }
-          }
+          op[oh * OW + ow] = best;
+          ip[oh * OW + ow] = bi;
         }
       }
     }
