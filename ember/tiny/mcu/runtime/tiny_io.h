@@ -1,0 +1,13 @@
+/* ember.tiny's output channel: the same calls on the host (stdout, exit) and on the
+   microcontroller (a write-only MMIO register the emulator reads). */
+#ifndef TINY_IO_H
+#define TINY_IO_H
+#include <stddef.h>
+#include <stdint.h>
+
+void tiny_write(const void *data, size_t n);   /* raw bytes to the host */
+void tiny_puts(const char *s);                 /* a NUL-terminated string, no newline added */
+void tiny_put_i32(int32_t v);                  /* decimal text */
+void tiny_exit(int code);                      /* stop the program with an exit status */
+
+#endif
