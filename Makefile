@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e '.[test,examples]'
+	$(VPY) -m pip install -q -e '.[test,examples,tiny]'
 	# torchaudio's pure-Python code is the oracle of tests/audio: its C extension does not
 	# load with torch 2.13, so it goes in without deps or .so files, outside site-packages
 	$(VPY) -m pip install -q --no-deps --target $(VENV)/torchaudio-oracle torchaudio==2.11.0
