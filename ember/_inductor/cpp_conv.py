@@ -44,6 +44,38 @@ static void em_im2col_@T@(const @T@ *x, const int64_t *xs, int64_t C, int64_t H,
       }
 }
 
+/* the transpose of em_im2col for one image: row (oh,ow) of colT (K long, at colT +
+   (at + oh*OW + ow) * K) holds the window's (c,kh,kw) values; for kernels wider than the
+   output (weight-gradient convolutions) its kw-runs are contiguous copies */
+static void em_im2col_t_@T@(const @T@ *x, const int64_t *xs, int64_t C, int64_t H,
+                            int64_t W, int64_t KH, int64_t KW, int64_t OH, int64_t OW,
+                            int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                            int64_t dw, @T@ *colT, int64_t at) {
+  const int64_t K = C * KH * KW, xs1 = xs[1], xs2 = xs[2], xs3 = xs[3];
+  for (int64_t oh = 0; oh < OH; oh++)
+    for (int64_t ow = 0; ow < OW; ow++) {
+      @T@ *r = colT + (at + oh * OW + ow) * K;
+      const int64_t lo_n = pw - ow * sw, hi_n = W - 1 + pw - ow * sw;
+      int64_t lo = lo_n <= 0 ? 0 : (lo_n + dw - 1) / dw;
+      int64_t hi = hi_n < 0 ? 0 : hi_n / dw + 1;
+      if (lo > KW) lo = KW;
+      if (hi > KW) hi = KW;
+      if (hi < lo) hi = lo;
+      for (int64_t c = 0; c < C; c++)
+        for (int64_t kh = 0; kh < KH; kh++) {
+          @T@ *restrict q = r + (c * KH + kh) * KW;
+          const int64_t ih = oh * sh - ph + kh * dh;
+          if (ih < 0 || ih >= H) { memset(q, 0, (size_t)KW * sizeof(@T@)); continue; }
+          const @T@ *xr = x + c * xs1 + ih * xs2 + (ow * sw - pw) * xs3;
+          for (int64_t kw = 0; kw < lo; kw++) q[kw] = 0;
+          if (dw == 1 && xs3 == 1) memcpy(q + lo, xr + lo, (size_t)(hi - lo) * sizeof(@T@));
+          else
+            for (int64_t kw = lo; kw < hi; kw++) q[kw] = xr[kw * dw * xs3];
+          for (int64_t kw = hi; kw < KW; kw++) q[kw] = 0;
+        }
+    }
+}
+
 /* out[n,co,oh,ow] = bias[co] + sum_{ci,kh,kw} x[n,ci,oh*sh-ph+kh*dh, ow*sw-pw+kw*dw] w[co,ci,kh,kw]
    x strided (xs: 4 element strides), w contiguous, out contiguous. Large images: one GEMM
    per image straight into out (a 1x1 stride-1 convolution reads x itself); small ones
@@ -60,7 +92,7 @@ static int em_conv2d_@T@(const @T@ *x, const int64_t *xs, const @T@ *w, const @T
       for (int64_t p = 0; p < P; p++) out[i * P + p] = bias ? bias[i % CO] : 0;
     return 0;
   }
-  if (P >= 256 || N == 1) {
+  if (P >= 256 || (N == 1 && KW <= OW)) {
     const int direct = KH == 1 && KW == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0
                        && xs[3] == 1 && xs[2] == W && xs[1] == H * W;
     @T@ *col = direct ? NULL : (@T@ *)malloc((size_t)(K * P) * sizeof(@T@));
@@ -83,10 +115,17 @@ static int em_conv2d_@T@(const @T@ *x, const int64_t *xs, const @T@ *w, const @T
   @T@ *col = (@T@ *)malloc((size_t)(K * NP) * sizeof(@T@));
   @T@ *tmp = (@T@ *)malloc((size_t)(CO * NP) * sizeof(@T@));
   if (!col || !tmp) { free(col); free(tmp); return 2; }
-  for (int64_t n = 0; n < N; n++)
-    em_im2col_@T@(x + n * xs[0], xs, C, H, W, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw, col,
-                  NP, n * P);
-  @G@(101, 111, 111, CO, NP, K, 1, w, K, col, NP, 0, tmp, NP);
+  if (KW > OW) {        /* col stored transposed (NP x K): contiguous kw-runs */
+    for (int64_t n = 0; n < N; n++)
+      em_im2col_t_@T@(x + n * xs[0], xs, C, H, W, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw,
+                      col, n * P);
+    @G@(101, 111, 112, CO, NP, K, 1, w, K, col, K, 0, tmp, NP);
+  } else {
+    for (int64_t n = 0; n < N; n++)
+      em_im2col_@T@(x + n * xs[0], xs, C, H, W, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw, col,
+                    NP, n * P);
+    @G@(101, 111, 111, CO, NP, K, 1, w, K, col, NP, 0, tmp, NP);
+  }
   for (int64_t n = 0; n < N; n++)
     for (int64_t co = 0; co < CO; co++) {
       const @T@ b = bias ? bias[co] : 0;
