@@ -92,7 +92,17 @@ def _models(lib):
             y = nn.functional.hardtanh(self.bn2(self.dw(y)), 0.0, 6.0)
             return x + self.bn3(self.project(y))
 
+    class Gate(nn.Module):      # same-shape tensor mul (x86 quantizes both inputs)
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(6, 6)
+            self.b = nn.Linear(6, 6)
+
+        def forward(self, x):
+            return self.a(x) * lib.sigmoid(self.b(x))
+
     return {"convnet": (ConvNet, (2, 3, 12, 12)), "mlp": (MLP, (5, 12)),
+            "gate": (Gate, (4, 6)),
             "mbblock": (MBBlock, (2, 4, 6, 6)),
             "cat": (Cat, (2, 3, 6, 6)), "resblock": (ResBlock, (2, 4, 6, 6))}
 
@@ -226,7 +236,7 @@ def test_xnnpack_ptq_matches_torch(name, per_channel):
 # through source-partition metadata that torch.export no longer records, so its
 # conv/resnet graphs differ from PyTorch 2.1's recipe; those models are checked by
 # the recipe's properties in test_x86_inductor_recipe_properties instead.
-@pytest.mark.parametrize("name", ["mlp", "cat"])
+@pytest.mark.parametrize("name", ["mlp", "cat", "gate"])
 def test_x86_inductor_ptq_matches_torch(name):
     me, mt, data = _pair(name)
     qe = X86InductorQuantizer().set_global(get_default_x86_inductor_quantization_config())

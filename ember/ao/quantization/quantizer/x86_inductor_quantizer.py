@@ -106,8 +106,9 @@ def _is_int8_in_int8_out(n):
 
 
 class X86InductorQuantizer(Quantizer):
-    """Annotates conv (+bn for QAT) (+add) (+unary), linear (+unary), and the int8
-    pass-through ops, as PyTorch's X86InductorQuantizer."""
+    """Annotates conv (+bn for QAT) (+add) (+unary), linear (+unary), same-shape mul, and
+    the int8 pass-through ops, as PyTorch's X86InductorQuantizer (not matmul, which its
+    default recipe leaves out too)."""
 
     def __init__(self):
         super().__init__()
@@ -208,6 +209,19 @@ class X86InductorQuantizer(Quantizer):
                 _mark([bn])
             self._end(last, output_qspec=get_output_act_qspec(config))
 
+    def _annotate_mul(self, gm, config):
+        """mul of two same-shape tensors: both inputs quantized (int8 elementwise mul)."""
+        for node in gm.graph.nodes:
+            if not is_op(node, "mul") or _annotated(node):
+                continue
+            a, b = node.args[0], node.args[1]
+            va, vb = (n.meta.get("val") if isinstance(n, Node) else None for n in (a, b))
+            if not (isinstance(va, ember.Tensor) and isinstance(vb, ember.Tensor)) or \
+                    tuple(va.shape) != tuple(vb.shape):
+                continue
+            qmap = {a: get_input_act_qspec(config), b: get_input_act_qspec(config)}
+            self._end(node, input_qspec_map=qmap)
+
     def _annotate_propagation(self, gm, config):
         for node in gm.graph.nodes:
             if not _is_int8_in_int8_out(node) or _annotated(node):
@@ -259,6 +273,7 @@ class X86InductorQuantizer(Quantizer):
         if config is not None:
             self._annotate_conv_or_linear(model, config, is_conv)
             self._annotate_conv_or_linear(model, config, is_linear)
+            self._annotate_mul(model, config)
             self._annotate_propagation(model, config)
         self._annotate_outputs(model)
         return model
