@@ -326,3 +326,14 @@ def test_residual_block_eager_static_matches_torch():
     x = _x(4, 3, 16, 16, seed=2)
     got, want = ec(ember.from_numpy(x)).numpy(), tc(torch.from_numpy(x)).numpy()
     assert np.abs(got - want).max() <= tc.fc.scale * 1.0001
+
+
+def test_legacy_submodule_paths():
+    from ember.quantization.qconfig import get_default_qconfig
+    from ember.quantization.quantize import quantize_dynamic
+    from ember.quantization.stubs import QuantStub
+    from ember.quantization.fuse_modules import fuse_modules
+    import ember.nn.intrinsic.quantized as nniq
+    assert get_default_qconfig is eq.get_default_qconfig and QuantStub is eq.QuantStub
+    assert quantize_dynamic is eq.quantize_dynamic and fuse_modules is eq.fuse_modules
+    assert nniq.ConvReLU2d is ember.ao.nn.intrinsic.quantized.ConvReLU2d
