@@ -4,9 +4,11 @@ and mode="reduce-overhead").
 Why: the Python wrapper (wrapper.py) pays Python for every group call, extern call and
 allocation: ~2-5 us each, which is most of the time of a small model's step. Here the
 generated function `em_graph` does everything between the graph's inputs and outputs: it
-calls the fused groups, runs matmul through CBLAS (blas.py: NumPy's OpenBLAS), takes views
-as pointer arithmetic, and runs gather/scatter_add as C loops. Python only passes the data
-pointers and size symbols and wraps the outputs, so a graph costs one ctypes call.
+calls the fused groups, runs matmul through CBLAS (blas.py: NumPy's OpenBLAS), 2-D
+convolution and max pooling (cpp_conv.py), takes views as pointer arithmetic, and runs
+gather, scatter_add, index_select, cat, arange and integer floor_divide as C loops. Python
+only passes the data pointers and size symbols and wraps the outputs, so a graph costs
+one ctypes call.
 
 Memory: buffers the graph returns are allocated by Python (fresh arrays every call);
 every other intermediate lives in one arena at offsets computed from the size symbols.
@@ -18,9 +20,9 @@ nothing to warn about when an old output is read; one consequence is that a comp
 graph must not run concurrently in two threads under reduce-overhead (they would share
 its arena), as CUDA graphs are not replayed concurrently either.
 
-A graph with an extern that has no C implementation here (convolution, pooling, sort,
-random draws, in-place ops, ...) keeps the Python wrapper; the reason is logged under
-TORCH_LOGS=output_code (EMBER_LOGS=output_code).
+A graph with an extern that has no C implementation here (grouped or 3-D convolution,
+average pooling, sort, random draws, in-place ops, ...) keeps the Python wrapper; the
+reason is logged under TORCH_LOGS=output_code (EMBER_LOGS=output_code).
 """
 import ctypes
 
@@ -584,11 +586,10 @@ class CppWrapper:
         dim %= nd
         o = self._new_root(out)
         ct = ctype(o.dtype)
-        copy_heads, _ = self._index_loops(o)
-        cpy_off = self._index_loops(o)[1]
+        copy_heads, copy_off = self._index_loops(o)
         self.lines.append(" ".join(copy_heads + [
-            f"(({ct} *)p_{o.root.name})[{cpy_off(o)}] = "
-            f"(({ct} *)p_{self_t.root.name})[{cpy_off(self_t)}];"]))
+            f"(({ct} *)p_{o.root.name})[{copy_off(o)}] = "
+            f"(({ct} *)p_{self_t.root.name})[{copy_off(self_t)}];"]))
         heads, off = self._index_loops(idx)
         body = (f"{{ {self._checked_index(idx, off, dim, o.shape[dim])} "
                 f"(({ct} *)p_{o.root.name})[{off(o, dim, 'ix')}] += "
