@@ -34,6 +34,7 @@ bench: $(STAMP)
 	$(VPY) benchmarks/sparse.py
 	$(VPY) benchmarks/quantize_dynamic.py
 	$(VPY) benchmarks/quantization.py
+	$(VPY) benchmarks/quantization_accuracy.py
 
 lint: $(STAMP)
 	$(VPY) -m pip install -q ruff
