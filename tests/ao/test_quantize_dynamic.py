@@ -337,3 +337,21 @@ def test_legacy_submodule_paths():
     assert get_default_qconfig is eq.get_default_qconfig and QuantStub is eq.QuantStub
     assert quantize_dynamic is eq.quantize_dynamic and fuse_modules is eq.fuse_modules
     assert nniq.ConvReLU2d is ember.ao.nn.intrinsic.quantized.ConvReLU2d
+
+
+@pytest.mark.parametrize("kw", [dict(num_layers=2), dict(batch_first=True, bidirectional=True)])
+def test_gru_matches_torch(kw):
+    torch.manual_seed(2)
+    t, e = torch.nn.GRU(8, 12, **kw), ember.nn.GRU(8, 12, **kw)
+    _copy(t, e)
+    qt = tq.quantize_dynamic(torch.nn.Sequential(t), {torch.nn.GRU}, dtype=torch.qint8)[0]
+    qe = eq.quantize_dynamic(ember.nn.Sequential(e), {ember.nn.GRU}, dtype=ember.qint8)[0]
+    assert str(qe) == str(qt)
+    x = _x(5, 3, 8)
+    batch = 5 if kw.get("batch_first") else 3
+    h0 = _x(len(qe._cells), batch, 12, seed=2) * 0.1
+    eo, eh = qe(ember.from_numpy(x), ember.from_numpy(h0))
+    to, th = qt(torch.from_numpy(x), torch.from_numpy(h0))
+    _close(eo, to)
+    _close(eh, th)
+    _close(qe(ember.from_numpy(x))[0], qt(torch.from_numpy(x))[0])

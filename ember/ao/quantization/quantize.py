@@ -21,14 +21,14 @@ __all__ = ["quantize_dynamic", "propagate_qconfig_", "prepare", "convert", "quan
            "get_default_dynamic_quant_module_mappings",
            "get_default_static_quant_module_mappings"]
 
-_DYNAMIC_TYPES = (nn.Linear, nn.LSTM)
+_DYNAMIC_TYPES = (nn.Linear, nn.LSTM, nn.GRU)
 
 
 def get_default_dynamic_quant_module_mappings():
     """Float module type -> dynamic quantized module class."""
     from ..nn.quantized import dynamic as nnqd      # ember.ao.nn imports this package
     return {nn.Linear: nnqd.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear:
-            nnqd.Linear, nn.LSTM: nnqd.LSTM}
+            nnqd.Linear, nn.LSTM: nnqd.LSTM, nn.GRU: nnqd.GRU}
 
 
 def get_default_static_quant_module_mappings():
@@ -93,7 +93,7 @@ def _default_dynamic_spec(dtype, types):
 
 
 def quantize_dynamic(model, qconfig_spec=None, dtype=ember.qint8, mapping=None, inplace=False):
-    """A copy of `model` (or `model` itself with inplace=True) whose Linear / LSTM modules
+    """A copy of `model` (or `model` itself with inplace=True) whose Linear/LSTM/GRU modules
     (or those named in qconfig_spec: a set of types, or a dict of type / qualified name ->
     QConfig) are their dynamic quantized versions."""
     if qconfig_spec is None:
