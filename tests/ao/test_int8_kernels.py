@@ -48,6 +48,8 @@ def _torch_qlinear(x, w, ws, b, sx, zx, so, zo, relu):
     (7, 130, 33, True, True),        # k not a multiple of 4, row tails
     (100, 64, 17, False, False),     # several column panels
     (1, 3, 5, True, False),
+    (12, 70, 30, False, True),       # at most 16 rows: the 24x16 tile
+    (24, 40, 50, True, True),        # at most 32 rows: the 12x32 tile
 ])
 def test_qlinear_matches_torch(m, k, n, relu, bias):
     g = torch.Generator().manual_seed(0)

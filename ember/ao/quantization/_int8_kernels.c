@@ -364,6 +364,30 @@ static void em_tile_narrow(int64_t mr, const int8_t *w, int64_t kp, const uint8_
     EM_NROW_STORE(5) EM_NROW_STORE(6) EM_NROW_STORE(7) EM_NROW_STORE(8) EM_NROW_STORE(9)
     EM_NROW_STORE(10) EM_NROW_STORE(11)
 }
+
+/* The narrowest tile, for at most 16 columns (a linear layer on a small batch): 24 rows x 16
+   columns, one accumulator per row. */
+#define EM_N1_DECL(r) __m512i c##r = z; \
+    const int8_t *w##r = w + (oc0 + (r < mr ? r : mr - 1)) * kp;
+#define EM_N1_STEP(r) { int32_t v_; memcpy(&v_, w##r + 4 * g, 4); \
+    c##r = _mm512_dpbusd_epi32(c##r, a0, _mm512_set1_epi32(v_)); }
+#define EM_N1_STORE(r) if (r < mr) \
+    em_store16(c##r, off, oc0 + r, ocbase + oc0 + r, col0, cols, q, out, p_, octot);
+#define EM_N1_ALL(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11) M(12) \
+    M(13) M(14) M(15) M(16) M(17) M(18) M(19) M(20) M(21) M(22) M(23)
+
+static void em_tile_narrow1(int64_t mr, const int8_t *w, int64_t kp, const uint8_t *pk,
+                            int64_t kg, const int32_t *off, int64_t oc0, int64_t col0,
+                            int64_t cols, const em_requant *q, void *out, int64_t p_,
+                            int64_t octot, int64_t ocbase) {
+    const __m512i z = _mm512_setzero_si512();
+    EM_N1_ALL(EM_N1_DECL)
+    for (int64_t g = 0; g < kg; g++) {
+        const __m512i a0 = _mm512_loadu_si512(pk + g * NR * 4);
+        EM_N1_ALL(EM_N1_STEP)
+    }
+    EM_N1_ALL(EM_N1_STORE)
+}
 #endif
 
 #ifndef __AVX512VNNI__
@@ -398,6 +422,15 @@ static void em_q_gemm(const int8_t *w, int64_t oc_, int64_t kp, const uint8_t *p
     em_requant q = {mult, bias, inv_so, zo, qmin, qmax, kind, lo, hi};
     const int64_t npanel = (cols + NR - 1) / NR, kg = kp / 4;
 #ifdef __AVX512VNNI__
+    if (cols <= 16) {
+        const int64_t nrow = (oc_ + 23) / 24;
+        #pragma omp parallel for schedule(static)
+        for (int64_t rb = 0; rb < nrow; rb++) {
+            int64_t oc0 = rb * 24, mr = oc_ - oc0 < 24 ? oc_ - oc0 : 24;
+            em_tile_narrow1(mr, w, kp, pk, kg, off, oc0, 0, cols, &q, out, p_, octot, ocbase);
+        }
+        return;
+    }
     if (cols <= 32) {
         const int64_t nrow = (oc_ + 11) / 12;
         #pragma omp parallel for schedule(static)
@@ -689,11 +722,48 @@ void em_q_conv2d(const uint8_t *x, int64_t n_, int64_t c_, int64_t h_, int64_t w
     free(xpad);
 }
 
+#ifdef __AVX512VNNI__
+/* linear for a few rows (M <= 8: small-batch heads, decoding): each weight row is streamed
+   once, 64 bytes at a time, against every input row (vpdpbusd along K), with its row sum
+   taken in the same pass (a dot with ones), so the weights are read once and every lane
+   does useful work. */
+static void em_q_rowdot(const uint8_t *x, int64_t m_, int64_t k, const int8_t *w, int64_t n_,
+                        int32_t za, int32_t flip, const em_requant *q, void *out) {
+    const __m512i ones = _mm512_set1_epi8(1), fx = _mm512_set1_epi8(flip ? (char)0x80 : 0);
+    #pragma omp parallel for schedule(static)
+    for (int64_t n = 0; n < n_; n++) {
+        const int8_t *wr = w + n * k;
+        __m512i acc[8], sum = _mm512_setzero_si512();
+        for (int r = 0; r < 8; r++) acc[r] = _mm512_setzero_si512();
+        for (int64_t c = 0; c < k; c += 64) {
+            __mmask64 mk = k - c >= 64 ? ~0ULL : (1ULL << (k - c)) - 1;
+            __m512i wv = _mm512_maskz_loadu_epi8(mk, wr + c);
+            sum = _mm512_dpbusd_epi32(sum, ones, wv);
+            for (int64_t r = 0; r < m_; r++) {
+                /* lanes past K: the weight bytes are zero, so the product is too */
+                __m512i xv = _mm512_xor_si512(_mm512_maskz_loadu_epi8(mk, x + r * k + c), fx);
+                acc[r] = _mm512_dpbusd_epi32(acc[r], xv, wv);
+            }
+        }
+        int32_t corr = za * _mm512_reduce_add_epi32(sum);
+        for (int64_t r = 0; r < m_; r++)
+            em_store1(q, n, _mm512_reduce_add_epi32(acc[r]) - corr, out, r * n_ + n);
+    }
+}
+#endif
+
 /* linear: out (M, N) = requant(x (M, K) @ w (N, K)^T). */
 void em_q_linear(const uint8_t *x, int64_t m_, int64_t k, const int8_t *w, int64_t n_,
                  int32_t za, int32_t flip, const float *mult, const float *bias, float inv_so,
                  int32_t zo, int32_t qmin, int32_t qmax, int32_t kind, float lo, float hi,
                  void *out) {
+#ifdef __AVX512VNNI__
+    if (m_ <= 8) {
+        em_requant q = {mult, bias, inv_so, zo, qmin, qmax, kind, lo, hi};
+        em_q_rowdot(x, m_, k, w, n_, za, flip, &q, out);
+        return;
+    }
+#endif
     const int64_t kp = (k + 3) / 4 * 4;
     uint8_t *pk = (uint8_t *)malloc((size_t)(((m_ + NR - 1) / NR) * NR * kp));
     em_q_pack_rows(x, m_, k, za, flip, pk, kp);
