@@ -43,11 +43,12 @@ def fuse_int8(gm):
                                                          QD.DEQUANTIZE_PER_CHANNEL)
                for n in gm.graph.nodes):
         return gm
+    before = len(gm.graph.nodes)
     changed = False
     for n in list(gm.graph.nodes):
         if n.op == "call_function" and n.target in (_LINEAR, _CONV):
             changed |= _fuse(gm, n)
-    if changed:
+    if changed or len(gm.graph.nodes) != before:     # (constants of an unmatched weight)
         gm.graph.eliminate_dead_code()
         gm.recompile()
     return gm
@@ -131,12 +132,6 @@ def _const(gm, before, prefix, value):
     return node
 
 
-def _getattr(mod, target):
-    for part in target.split("."):
-        mod = getattr(mod, part)
-    return mod
-
-
 def _only_user(n):
     users = list(n.users)
     return users[0] if len(users) == 1 else None
@@ -179,10 +174,12 @@ def _fuse(gm, n):
             return False
     elif n.kwargs or len(n.args) > 3:
         return False
-    act = _activation(gm, n.args[0], n)
     wt = _weight(gm, n.args[1], val.shape[1] if conv else val.shape[-1])
     bias = n.args[2] if len(n.args) > 2 else None
-    if act is None or wt is None or _is_quantized_value(bias):
+    if wt is None or _is_quantized_value(bias):
+        return False
+    act = _activation(gm, n.args[0], n)      # last: it adds nodes when it matches
+    if act is None:
         return False
     (xq, sx, zx), (w, ws, wz) = act, wt
     last, post, post_args = _post_op(n)
