@@ -208,11 +208,12 @@ class Mesh:
     def _add(self, j, sock):
         sock.settimeout(None)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        for opt in (socket.SO_SNDBUF, socket.SO_RCVBUF):
-            try:
-                sock.setsockopt(socket.SOL_SOCKET, opt, 4 << 20)
-            except OSError:
-                pass
+        # a large send buffer; the receive buffer is left to the kernel's autotuning, which
+        # grows past what SO_RCVBUF may set (rmem_max): more slack when a peer is descheduled
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+        except OSError:
+            pass
         self.peers[j] = _Peer(self, j, sock)
 
     def peer_crashed(self, rank):
