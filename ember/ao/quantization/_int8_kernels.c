@@ -120,7 +120,9 @@ static void em_q_im2col_direct(const uint8_t *xp, int64_t n_, int64_t c_, int64_
                 }
             }
             uint8_t *dst = pk + p * kg * NR * 4;
-            if (ncol < NR || kp > k) memset(dst, fill, (size_t)(kg * NR * 4));
+            if (ncol < NR)       /* columns past the end (k past K: the loads' fill below) */
+                for (int64_t g = 0; g < kg; g++)
+                    memset(dst + (g * NR + ncol) * 4, fill, (size_t)((NR - ncol) * 4));
             uint8_t sel[64];
             for (int i = 0; i < 64; i++) sel[i] = (uint8_t)(i < 16 ? i * sw : 0);
             const __m512i pick = _mm512_loadu_si512(sel);
