@@ -10,7 +10,8 @@ from ember.tiny.kernels import requant_params
 from ember.tiny.mcu.cgen import c_array, c_float, c_requant
 from tiny_support import need_toolchain, program, run_both
 
-pytestmark = pytest.mark.usefixtures("toolchain")
+pytestmark = [pytest.mark.usefixtures("toolchain"),
+              pytest.mark.filterwarnings("ignore:.*quantized tensor creation:UserWarning")]
 
 
 @pytest.fixture(scope="module")

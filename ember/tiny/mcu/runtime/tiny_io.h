@@ -10,4 +10,12 @@ void tiny_puts(const char *s);                 /* a NUL-terminated string, no ne
 void tiny_put_i32(int32_t v);                  /* decimal text */
 void tiny_exit(int code);                      /* stop the program with an exit status */
 
+/* The only libc a program may use: the host's, or startup.c's on the microcontroller. */
+#if __STDC_HOSTED__
+#include <string.h>
+#else
+void *memcpy(void *dst, const void *src, size_t n);
+void *memset(void *dst, int c, size_t n);
+#endif
+
 #endif
