@@ -60,23 +60,24 @@ def _library():
     return lib
 
 
+_KINDS = {np.dtype(np.uint8): (0, 0, 255), np.dtype(np.int8): (1, -128, 127),
+          np.dtype(np.float32): (2, 0, 0)}        # C kind, integer range
+
+
 class _Requant:
     """The per-output-channel constants of the requantization (float32, as PyTorch's)."""
 
     def __init__(self, x_scale, w_scale, bias, out_scale, out_zp, out_dtype, clamp, oc):
-        self.mult = np.ascontiguousarray(
-            np.float32(x_scale) * np.broadcast_to(np.asarray(w_scale, np.float32), (oc,)),
-            np.float32)
+        ws = np.asarray(w_scale, np.float32).reshape(-1)
+        self.mult = np.multiply(ws if ws.size == oc else np.full(oc, ws[0], np.float32),
+                                np.float32(x_scale), dtype=np.float32)
         self.bias = None if bias is None else np.ascontiguousarray(bias, np.float32)
         self.out_dtype = np.dtype(out_dtype)
-        self.kind = {np.uint8: 0, np.int8: 1, np.float32: 2}[self.out_dtype.type]
+        self.kind, self.qmin, self.qmax = _KINDS[self.out_dtype]
         self.inv_so = np.float32(1.0) / np.float32(out_scale)
         self.zo = int(out_zp) if self.kind != 2 else 0
         self.lo, self.hi = (float(np.float32(v)) for v in clamp)
-        self.qmin = self.qmax = 0
         if self.kind != 2:
-            info = np.iinfo(self.out_dtype)
-            self.qmin, self.qmax = int(info.min), int(info.max)
             if self.lo > -np.inf:
                 self.qmin = max(self.qmin, self._quantize(self.lo))
             if self.hi < np.inf:
@@ -154,7 +155,7 @@ def qconv2d(x, x_scale, x_zp, w, w_scale, w_zp, bias, stride, padding, dilation,
 
 
 def _asymmetric(w_zp):
-    return w_zp is not None and bool(np.any(np.asarray(w_zp) != 0))
+    return w_zp is not None and bool(np.asarray(w_zp).any())
 
 
 def _centered(w, w_zp):
