@@ -318,7 +318,8 @@ def _hook_result(hook, r, n):
 def _apply(node, gin, handed):
     wrapped = _WRAPPED[0]
     outs = node.apply(gin) if wrapped is None else wrapped(node, gin)
-    outs = list(outs)
+    if outs.__class__ is not list:      # OpNode.apply returns a fresh list
+        outs = list(outs)
     if len(outs) != len(node.next_functions):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                            f"(expected {len(node.next_functions)}, got {len(outs)})")
