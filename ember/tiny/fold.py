@@ -11,7 +11,7 @@ import copy
 from .. import nn
 from ..nn import functional as F
 from ..nn.utils.fusion import fuse_conv_bn_eval
-from ..ops import cat
+from .. import cat
 
 __all__ = ["fold_bn", "split_layer"]
 
