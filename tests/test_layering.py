@@ -213,3 +213,17 @@ def test_every_tensor_method_is_declared():
              TM._lookup(mod, n)]
     assert not wrong, f"not the table's function: {wrong}"
     assert len(declared) > 500
+
+
+def test_install_refuses_an_undeclared_or_doubly_declared_method(monkeypatch):
+    import pytest
+    import ember  # noqa: F401
+    from ember import _tensor_methods as TM
+    from ember.ops import pointwise
+    monkeypatch.setitem(pointwise.METHODS, "not_a_declared_method", lambda self: self)
+    with pytest.raises(RuntimeError, match="does not declare.*not_a_declared_method"):
+        TM.install()
+    monkeypatch.delitem(pointwise.METHODS, "not_a_declared_method")
+    monkeypatch.setattr(TM, "TABLE", TM.TABLE + (("again", pointwise, "add"),))
+    with pytest.raises(RuntimeError, match="'add' is declared twice"):
+        TM.install()
