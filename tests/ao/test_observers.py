@@ -193,3 +193,27 @@ def test_placeholder_noop_recording():
     r(x)
     assert len(r.get_tensor_value()) == 1
     assert EO.NoopObserver()(x) is x
+
+
+def test_observer_state_dict_save_and_load_on_a_prepared_model():
+    from ember._export import capture_pre_autograd_graph
+    from ember.ao.quantization import prepare_pt2e
+    from ember.ao.quantization.quantizer.xnnpack_quantizer import (
+        XNNPACKQuantizer, get_symmetric_quantization_config)
+    model = ember.nn.Sequential(ember.nn.Linear(4, 3), ember.nn.ReLU()).eval()
+    x = ember.randn(5, 4)
+
+    def prepared():
+        q = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(
+            is_per_channel=True))
+        return prepare_pt2e(capture_pre_autograd_graph(model, (x,)), q)
+
+    a, b = prepared(), prepared()
+    a(x)
+    saved = EO.get_observer_state_dict(a)
+    assert saved and all("activation_post_process" in k for k in saved)
+    EO.load_observer_state_dict(b, saved)
+    loaded = EO.get_observer_state_dict(b)
+    assert list(loaded) == list(saved)
+    for k in saved:
+        np.testing.assert_array_equal(loaded[k].numpy(), saved[k].numpy())

@@ -686,19 +686,20 @@ def get_observer_state_dict(mod):
 
 
 def load_observer_state_dict(mod, obs_dict):
-    """Load what get_observer_state_dict saved (missing observer keys raise)."""
+    """Load what get_observer_state_dict saved into `mod`'s observers and fake quantizers;
+    an observer key missing from (or unexpected in) `obs_dict` raises."""
+    from .fake_quantize import FakeQuantizeBase
     missing, unexpected = [], []
     for name, module in mod.named_modules():
-        if isinstance(module, ObserverBase) or type(module).__name__.endswith("FakeQuantize"):
-            prefix = name + "."
-            module._load_from_state_dict(obs_dict, prefix, {}, False, missing,
+        if isinstance(module, (ObserverBase, FakeQuantizeBase)):
+            module._load_from_state_dict(obs_dict, name + ".", {}, False, missing,
                                          unexpected, [])
     for k in missing:
-        if "observer_enabled" in k or "fake_quant_enabled" in k:
-            continue
-        raise Exception(f"Missing keys for observer {k} in state_dict")
+        if "observer" in k or "activation_post_process" in k:
+            raise Exception(f"Missing keys for observer {k} in state_dict")
     for k in unexpected:
-        raise Exception(f"Unexpected keys for observer {k} in state_dict")
+        if "observer" in k or "activation_post_process" in k:
+            raise Exception(f"Unexpected keys for observer {k} in state_dict")
 
 
 default_observer = MinMaxObserver.with_args(quant_min=0, quant_max=127)
