@@ -277,3 +277,14 @@ def test_portable_c_paths(monkeypatch, capability):
         monkeypatch.undo()
         K._library.cache_clear()
         native.load_native.cache_clear()
+
+
+def test_long_sums_take_the_exact_path():
+    """K beyond what int32 sums hold (255 * 128 * K) goes to the float64 NumPy path."""
+    g = np.random.default_rng(15)
+    k = 70_000
+    x = g.integers(200, 256, (2, k)).astype(np.uint8)
+    w = np.full((3, k), 127, np.int8)
+    out = K.qlinear(x, 1.0, 0, w, np.ones(3, np.float32), None, None, 1.0, 0, np.float32)
+    ref = x.astype(np.float64) @ w.astype(np.float64).T
+    np.testing.assert_allclose(out, ref, rtol=1e-6)

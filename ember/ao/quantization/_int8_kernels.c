@@ -1,5 +1,5 @@
 /* ember int8 kernels: u8 x s8 -> int32 GEMM (AVX-512 VNNI when the CPU has it), im2col into
-   the GEMM's packed layout, a direct depthwise conv, and per-channel requantization.
+   the GEMM's packed layout, direct depthwise convs, and per-channel requantization.
 
    out[oc, col] = requant(sum_k (a[k, col] - za) * w[oc, k])
    requant(acc) = clamp(rne((acc * sa * sw[oc] + bias[oc]) / so) + zo, qmin, qmax)
@@ -9,9 +9,17 @@
    pk[((panel * KG + g) * 64 + j) * 4 + b] = a[4 g + b, panel * 64 + j], KG = Kp / 4.
    The weights stay row-major [OC][Kp]; four weight bytes are broadcast against 64 bytes of
    one panel row group, so one vpdpbusd does 16 columns x 4 k. sum_k (a - za) w is computed
-   as sum_k a w - za * sum_k w: the weight row sums are computed once per call. s8
+   as sum_k a w - za * sum_k w: the weight row sums are computed once per call (a pass over
+   the weights; nothing is cached, so a weight changed in place is always seen). s8
    activations become u8 by adding 128 (xor 0x80) with za + 128. Padding (k beyond K,
-   columns beyond the count, conv borders) holds za, so it adds nothing after correction. */
+   columns beyond the count, conv borders) holds za, so it adds nothing after correction.
+
+   Paths: register tiles of 6 x 64, 12 x 32 and 24 x 16 (by column count) and, for a linear
+   layer on at most 8 rows, a row-dot kernel along K; depthwise convs vectorized along the
+   plane, or channels-in-lanes for planes of 4x4 and less. Without VNNI the same layout runs
+   a plain C tile (auto-vectorized), without AVX-512 the plane-wise integer depthwise loop.
+   Limits: int32 sums, so K up to 2^31 / (255 * 128) = 65793 (44 thousand with the
+   zero-point correction of an int8 input). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -60,6 +60,7 @@ def _library():
     return lib
 
 
+_K_MAX = 43_000     # longer sums could overflow the C kernels' int32: the NumPy path (float64)
 _KINDS = {np.dtype(np.uint8): (0, 0, 255), np.dtype(np.int8): (1, -128, 127),
           np.dtype(np.float32): (2, 0, 0)}        # C kind, integer range
 
@@ -119,7 +120,7 @@ def qlinear(x, x_scale, x_zp, w, w_scale, w_zp, bias, out_scale, out_zp, out_dty
     x2 = np.ascontiguousarray(x.reshape(-1, k))
     m = x2.shape[0]
     lib = native_lib()
-    if lib is None or m == 0 or n == 0 or _asymmetric(w_zp):
+    if lib is None or m == 0 or n == 0 or k > _K_MAX or _asymmetric(w_zp):
         acc = (x2.astype(np.float64) - int(x_zp)) @ _centered(w, w_zp).T
         return rq.apply(acc, (1, n)).reshape(*lead, n)
     xu, za, flip = _as_u8(x2, x_zp)
@@ -143,7 +144,7 @@ def qconv2d(x, x_scale, x_zp, w, w_scale, w_zp, bias, stride, padding, dilation,
     oh, ow = conv_out_size(h, kh, sh, ph, dh), conv_out_size(wd, kw, sw, pw, dw)
     rq = _Requant(x_scale, w_scale, bias, out_scale, out_zp, out_dtype, clamp, oc)
     lib = native_lib()
-    if lib is None or 0 in (n, oc, oh, ow) or _asymmetric(w_zp):
+    if lib is None or 0 in (n, oc, oh, ow) or cg * kh * kw > _K_MAX or _asymmetric(w_zp):
         return _qconv2d_numpy(x, x_zp, _centered(w, w_zp), rq, stride, padding, dilation,
                               groups, oh, ow)
     xu, za, flip = _as_u8(np.ascontiguousarray(x), x_zp)
