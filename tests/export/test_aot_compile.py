@@ -328,6 +328,40 @@ def test_transformer_encoder_in_c(tmp_path):
     _check(tmp_path, nn.TransformerEncoder(layer, 2), [torch.randn(2, 5, 16)])
 
 
+_FLASH = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+
+
+class Attention(nn.Module):
+    """PyTorch's flash-for-cpu attention op (what MultiheadAttention runs): causal with more
+    keys than queries, grouped-query heads, an explicit scale."""
+
+    def forward(self, q, k, v):
+        return _FLASH(q, k, v, is_causal=True)[0], _FLASH(q, k, v, scale=0.3)[0]
+
+
+def test_sdpa_in_c(tmp_path):
+    torch.manual_seed(9)
+    q, k, v = torch.randn(2, 4, 5, 8), torch.randn(2, 2, 7, 8), torch.randn(2, 2, 7, 8)
+    want = [torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                                             enable_gqa=True),
+            torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=0.3,
+                                                             enable_gqa=True)]
+    for w, got in zip(want, Attention()(q, k, v)):
+        np.testing.assert_allclose(got.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+    _check(tmp_path, Attention(), [q, k, v], rtol=1e-4, atol=1e-5)   # online softmax order
+
+
+def test_sdpa_with_mask_names_the_missing_case(tmp_path):
+    class Masked(nn.Module):
+        def forward(self, q, k, v, m):
+            return _FLASH(q, k, v, attn_mask=m)[0]
+    args = (torch.randn(1, 2, 3, 4), torch.randn(1, 2, 3, 4), torch.randn(1, 2, 3, 4),
+            torch.randn(3, 3))
+    ep = torch.export.export(Masked().eval(), args)
+    with pytest.raises(NotImplementedError, match="attn_mask"):
+        torch.export.aot_compile(ep, str(tmp_path / "m.so"))
+
+
 class Slices(nn.Module):
     def forward(self, x, y):
         z = torch.cat([x[:, 1:3], y.expand(2, 2, 4), x[:, -2:]], dim=1)

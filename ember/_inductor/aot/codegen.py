@@ -47,7 +47,7 @@ _EXTERN = {"linear", "addmm", "mm", "matmul", "bmm", "convolution", "conv2d", "b
            "adaptive_avg_pool2d", "softmax", "_softmax", "log_softmax", "_log_softmax",
            "mean", "sum", "permute", "t", "transpose", "gelu", "hardtanh", "leaky_relu",
            "clamp", "getitem", "select", "slice", "expand", "layer_norm", "cat",
-           "div_rounding"}
+           "div_rounding", "_scaled_dot_product_flash_attention_for_cpu"}
 _XVAR = re.compile(r"\bx(\d+)\b")     # operand names in the pointwise templates
 _FUSABLE = set(_UNARY) | set(_BINARY) | {"gelu", "hardtanh", "clamp", "leaky_relu",
                                           "div_rounding"}
@@ -658,6 +658,27 @@ class AotGraph:
         st = _strides(full)
         _gather(self, n, x, ys, ["0" if full[d] == "1" else st[d] for d in range(len(ys))], "0")
 
+
+    def _op_scaled_dot_product_flash_attention_for_cpu(self, n):
+        a = list(n.args) + [None] * 7
+        q, k, v, dropout_p, causal, mask, scale = a[:7]
+        kw = n.kwargs
+        dropout_p, causal = kw.get("dropout_p", dropout_p), kw.get("is_causal", causal)
+        mask, scale = kw.get("attn_mask", mask), kw.get("scale", scale)
+        if mask is not None or (dropout_p or 0.0) != 0.0:
+            raise NotImplementedError("aot_compile: scaled_dot_product_attention with an "
+                                      "attn_mask or dropout (the C runtime does causal/none)")
+        qs, ks, vs = self.shape_of(q), self.shape_of(k), self.shape_of(v)
+        if len(qs) != 4:
+            raise NotImplementedError(f"aot_compile: {len(qs)}-D scaled_dot_product_attention")
+        E = qs[-1]
+        sc = float(scale) if scale is not None else f"(1.0f / sqrtf((float)({E})))"
+        shape = _static_shape_at(n, 0)
+        out = self._alloc(n, shape)
+        self.lines.append(f"  em_sdpa({qs[0]}, {qs[1]}, {ks[1]}, {qs[2]}, {ks[2]}, {E}, "
+                          f"{vs[-1]}, {self._val(q)}, {self._val(k)}, {self._val(v)}, "
+                          f"{_lit(sc) if isinstance(sc, float) else sc}, {int(bool(causal))}, "
+                          f"{out});")
 
     def _op_layer_norm(self, n):
         a = list(n.args) + [None] * 5

@@ -297,6 +297,40 @@ static void em_softmax(int64_t outer, int64_t n, int64_t inner, const float *x, 
     }
 }
 
+/* Attention (PyTorch's flash-for-cpu op, no mask or dropout): one query row at a time with
+   an online softmax (running max and sum, the output row as accumulator), so no L x S
+   scores exist; causal keeps keys j <= i (PyTorch's top-left tril); Hq a multiple of Hk. */
+static void em_sdpa(int64_t B, int64_t Hq, int64_t Hk, int64_t L, int64_t S, int64_t E,
+                    int64_t Ev, const float *q, const float *k, const float *v, float scale,
+                    int causal, float *out) {
+  #pragma omp parallel for collapse(2) if (B * Hq * L * S * E > 65536)
+  for (int64_t bh = 0; bh < B * Hq; bh++)
+    for (int64_t i = 0; i < L; i++) {
+      const int64_t b = bh / Hq, hk = (bh % Hq) / (Hq / Hk);
+      const float *qp = q + (bh * L + i) * E;
+      const float *kb = k + (b * Hk + hk) * S * E, *vb = v + (b * Hk + hk) * S * Ev;
+      float *op = out + (bh * L + i) * Ev;
+      const int64_t jend = causal ? (i + 1 < S ? i + 1 : S) : S;
+      float m = -INFINITY, s = 0.0f;
+      for (int64_t e = 0; e < Ev; e++) op[e] = 0.0f;
+      for (int64_t j = 0; j < jend; j++) {
+        float d = 0.0f;
+        for (int64_t e = 0; e < E; e++) d += qp[e] * kb[j * E + e];
+        d *= scale;
+        if (d > m) {
+          const float c = expf(m - d);
+          s *= c;
+          for (int64_t e = 0; e < Ev; e++) op[e] *= c;
+          m = d;
+        }
+        const float p = expf(d - m);
+        s += p;
+        for (int64_t e = 0; e < Ev; e++) op[e] += p * vb[j * Ev + e];
+      }
+      for (int64_t e = 0; e < Ev; e++) op[e] = s > 0.0f ? op[e] / s : NAN;
+    }
+}
+
 /* y = x permuted: y's dim d walks x's dim perm[d]; `xs` are x's strides in that order. */
 static void em_permute(int64_t nd, const int64_t *ysize, const int64_t *xs, const float *x,
                        float *y) {
