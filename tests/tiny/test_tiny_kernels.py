@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from ember.ao.quantization._kernels import qconv2d, qlinear
-from ember.tiny.kernels import requant_params
+from ember.tiny.kernels import requant_params, requant_params_int, requantize_int
 from ember.tiny.mcu.cgen import c_array, c_float, c_requant
 from tiny_support import need_toolchain, program, run_both
 
@@ -69,6 +69,39 @@ def test_conv2d_matches_ember_int8_conv():
                   c_array(f"o{i}", np.zeros(want.shape, np.int8), const=False)]
         body += [f"    tiny_conv2d_s8(x{i}, {n}, {c}, {h}, {w}, {x_zp}, w{i}, {oc}, {k}, {k}, "
                  f"{s}, {s}, {p}, {p}, {d}, {d}, {g}, &q{i}, o{i});",
+                 f"    tiny_write(o{i}, {want.size});"]
+        sizes.append(want.size)
+        expected.append(want)
+    _check((decls, body, sizes), expected)
+
+
+def test_integer_requantization_matches_its_reference_and_the_float_form():
+    """qmult/qshift/int32-bias requantization: the exact integers of its NumPy reference on
+    both builds, and within one step of ember's float requantization."""
+    rng = np.random.default_rng(4)
+    decls, body, sizes, expected = [], [], [], []
+    for i, (n, c, h, w, oc, k, s, p, g, clamp) in enumerate([
+            (1, 8, 6, 6, 12, 1, 1, 0, 1, (-np.inf, np.inf)),
+            (1, 6, 9, 7, 6, 3, 2, 1, 6, (0.0, 6.0)),
+            (2, 3, 7, 5, 4, 3, 1, 1, 1, (0.0, np.inf))]):
+        x = rng.integers(-128, 128, (n, c, h, w), dtype=np.int8)
+        wt = rng.integers(-127, 128, (oc, c // g, k, k), dtype=np.int8)
+        x_zp = int(rng.integers(-20, 20))
+        w_scale = rng.uniform(0.002, 0.02, oc).astype(np.float32)
+        bias = rng.normal(0, 1, oc).astype(np.float32)
+        out_scale, out_zp = 0.08 * np.sqrt(c // g * k * k), int(rng.integers(-10, 10))
+        geometry = ((s, s), (p, p), (1, 1), g)
+        acc = qconv2d(x, 1.0, x_zp, wt, np.ones(oc, np.float32), None, None, *geometry,
+                      1.0, 0, np.float32)                  # float32 output: acc itself
+        rq = requant_params_int(0.05, w_scale, bias, out_scale, out_zp, oc, clamp)
+        want = requantize_int(acc.astype(np.int64), rq, axis=1)
+        ref = qconv2d(x, 0.05, x_zp, wt, w_scale, None, bias, *geometry, out_scale, out_zp,
+                      np.int8, clamp=clamp)
+        assert np.abs(want.astype(int) - ref).max() <= 1
+        decls += [c_array(f"x{i}", x), c_array(f"w{i}", wt), c_requant(f"q{i}", rq),
+                  c_array(f"o{i}", np.zeros(want.shape, np.int8), const=False)]
+        body += [f"    tiny_conv2d_s8(x{i}, {n}, {c}, {h}, {w}, {x_zp}, w{i}, {oc}, {k}, {k}, "
+                 f"{s}, {s}, {p}, {p}, 1, 1, {g}, &q{i}, o{i});",
                  f"    tiny_write(o{i}, {want.size});"]
         sizes.append(want.size)
         expected.append(want)

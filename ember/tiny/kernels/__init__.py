@@ -6,7 +6,8 @@ import os
 
 import numpy as np
 
-__all__ = ["KERNEL_SOURCES", "requant_params", "quantize_value"]
+__all__ = ["KERNEL_SOURCES", "requant_params", "requant_params_int", "requantize_int",
+           "quantize_value"]
 
 _DIR = os.path.dirname(__file__)
 KERNEL_SOURCES = [os.path.join(_DIR, "tiny_int8.c")]
@@ -31,3 +32,39 @@ def requant_params(x_scale, w_scale, bias, out_scale, out_zp, oc, clamp=(-np.inf
         qmax = min(qmax, quantize_value(clamp[1], inv_so, out_zp))
     return {"mult": mult, "bias": None if bias is None else np.asarray(bias, np.float32),
             "inv_so": inv_so, "zo": int(out_zp), "qmin": qmin, "qmax": qmax}
+
+
+def requant_params_int(x_scale, w_scale, bias, out_scale, out_zp, oc, clamp=(-np.inf, np.inf)):
+    """requant_params plus the integer form's constants: qmult (Q31, in [2^30, 2^31)) and
+    qshift with x_scale * w_scale[oc] / out_scale = qmult * 2^-(31 + qshift), and the bias
+    in accumulator units, round_half_even(bias / (x_scale * w_scale[oc])) (int32)."""
+    p = requant_params(x_scale, w_scale, bias, out_scale, out_zp, oc, clamp)
+    real = (np.asarray(p["mult"], np.float64) / np.float64(out_scale))
+    frac, exp = np.frexp(real)                       # real = frac * 2^exp, frac in [0.5, 1)
+    qmult = np.rint(frac * 2.0 ** 31).astype(np.int64)
+    carry = qmult == 2 ** 31
+    qmult[carry] //= 2
+    exp = exp + carry
+    qshift = -exp.astype(np.int64)
+    if np.any(real <= 0) or np.any(31 + qshift < 1) or np.any(31 + qshift > 62):
+        raise ValueError(f"requant_params_int: multipliers {real} are out of the integer "
+                         "form's range (2^-31 .. 2^30, positive)")
+    p["qmult"] = qmult.astype(np.int32)
+    p["qshift"] = qshift.astype(np.int32)
+    p["qbias"] = None if bias is None else np.clip(
+        np.rint(np.asarray(bias, np.float64) / np.asarray(p["mult"], np.float64)),
+        -2 ** 31, 2 ** 31 - 1).astype(np.int32)
+    return p
+
+
+def requantize_int(acc, p, axis):
+    """The integer form on int acc (NumPy reference of tiny_requant1's integer path);
+    `axis`: the channel axis of acc."""
+    shape = [1] * acc.ndim
+    shape[axis] = -1
+    v = acc.astype(np.int64)
+    if p["qbias"] is not None:
+        v = v + p["qbias"].astype(np.int64).reshape(shape)
+    t = 31 + p["qshift"].astype(np.int64).reshape(shape)
+    v = (v * p["qmult"].astype(np.int64).reshape(shape) + (np.int64(1) << (t - 1))) >> t
+    return np.clip(v + p["zo"], p["qmin"], p["qmax"]).astype(np.int8)

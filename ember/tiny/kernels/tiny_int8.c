@@ -17,6 +17,12 @@ static inline int32_t tiny_clamp32(int32_t v, int32_t lo, int32_t hi) {
 }
 
 int8_t tiny_requant1(const tiny_requant *q, int32_t oc, int32_t acc) {
+    if (q->qmult) {
+        int64_t v = (int64_t)(acc + (q->qbias ? q->qbias[oc] : 0)) * q->qmult[oc];
+        int32_t t = 31 + q->qshift[oc];
+        int32_t r = (int32_t)((v + ((int64_t)1 << (t - 1))) >> t) + q->zo;
+        return (int8_t)tiny_clamp32(r, q->qmin, q->qmax);
+    }
     float v = __builtin_fmaf((float)acc, q->mult[oc], q->bias ? q->bias[oc] : 0.0f);
     int32_t r = tiny_round_half_even(v * q->inv_so) + q->zo;
     return (int8_t)tiny_clamp32(r, q->qmin, q->qmax);

@@ -9,7 +9,14 @@
        out      = clamp(round_half_even(v * inv_out_scale) + out_zp, qmin, qmax)
    One fused multiply-add (a VFMA.F32 on a Cortex-M4F, as ember's AVX-512 path) and one
    multiply, so the microcontroller and the host produce the same integers; a fused
-   relu/relu6 is qmin/qmax. Round-half-even is done in integer code (no nearbyintf). */
+   relu/relu6 is qmin/qmax. Round-half-even is done in integer code (no nearbyintf).
+
+   Integer requantization (for cores without an FPU, and the paper's int32-bias graphs), used
+   when `qmult` is set; CMSIS-NN's single-rounding form:
+       out = clamp(((int64)(acc + qbias[oc]) * qmult[oc] + 2^(t-1)) >> t) + zo),
+       t = 31 + qshift[oc]; qmult in [2^30, 2^31): M = qmult * 2^-(31 + qshift)
+   It rounds ties up and the bias to an integer, so it can differ from the float form by one
+   step; kernels.requant_params_int gives the constants. */
 #ifndef TINY_INT8_H
 #define TINY_INT8_H
 #include <stdint.h>
@@ -20,6 +27,9 @@ typedef struct {
     float inv_so;        /* 1 / output scale */
     int32_t zo;          /* output zero point */
     int32_t qmin, qmax;  /* output clamp: -128..127, or a fused relu/relu6's range */
+    const int32_t *qmult;   /* [oc] Q31 multipliers: integer requantization; 0: float */
+    const int32_t *qbias;   /* [oc] int32 bias in accumulator units, or 0 */
+    const int32_t *qshift;  /* [oc] right shifts after the Q31 product (may be negative) */
 } tiny_requant;
 
 /* round(v) with ties to even, for |v| < 2^30 (larger values saturate). */

@@ -32,12 +32,15 @@ def c_array(name, a, const=True, static=True):
 
 
 def c_requant(name, p):
-    """C definitions of a `tiny_requant` called `name` from kernels.requant_params(...)."""
-    lines = [c_array(f"{name}_mult", p["mult"])]
-    bias = "0"
-    if p["bias"] is not None:
-        lines.append(c_array(f"{name}_bias", p["bias"]))
-        bias = f"{name}_bias"
-    lines.append(f"static const tiny_requant {name} = {{{name}_mult, {bias}, "
-                 f"{c_float(p['inv_so'])}, {p['zo']}, {p['qmin']}, {p['qmax']}}};")
+    """C definitions of a `tiny_requant` called `name` from kernels.requant_params(...) (float
+    form) or kernels.requant_params_int(...) (integer form)."""
+    lines, refs = [], {}
+    for field in ("mult", "bias", "qmult", "qbias", "qshift"):
+        refs[field] = "0"
+        if p.get(field) is not None:
+            lines.append(c_array(f"{name}_{field}", p[field]))
+            refs[field] = f"{name}_{field}"
+    lines.append(f"static const tiny_requant {name} = {{{refs['mult']}, {refs['bias']}, "
+                 f"{c_float(p['inv_so'])}, {p['zo']}, {p['qmin']}, {p['qmax']}, "
+                 f"{refs['qmult']}, {refs['qbias']}, {refs['qshift']}}};")
     return "\n".join(lines)
