@@ -162,10 +162,12 @@ def accuracy_rows(archs=tuple(ARCHS), qat_arch="resnet18", qat_steps=40):
         t0 = time.perf_counter()
         q = ptq(model, X86InductorQuantizer().set_global(
             get_default_x86_inductor_quantization_config()), x[:256])
+        quantize_s = time.perf_counter() - t0
         rows.append({"model": arch, "case": "PTQ int8 (X86InductorQuantizer)",
                      "fp32_acc": fp32, "quant_acc": accuracy(q, xt, yt),
+                     "quant_compiled_acc": accuracy(ember.compile(q), xt, yt),
                      "fp32_bytes": saved_bytes(model), "quant_bytes": saved_bytes(q),
-                     "quantize_s": time.perf_counter() - t0})
+                     "quantize_s": quantize_s})
     model = trained(qat_arch)
     fp32 = accuracy(model, xt, yt)
     low = ptq(model, XNNPACKQuantizer().set_global(low_bit_config(False)), x[:256])
@@ -183,7 +185,8 @@ def _markdown(rows):
     for r in rows:
         if "quant_acc" in r:
             lines.append(f"| {r['model']} | {r['case']} | {r['fp32_acc']:.1f}% | "
-                         f"{r['quant_acc']:.1f}% | {r['fp32_bytes'] / 1e6:.2f} MB -> "
+                         f"{r['quant_acc']:.1f}% (compiled int8: "
+                         f"{r['quant_compiled_acc']:.1f}%) | {r['fp32_bytes'] / 1e6:.2f} MB -> "
                          f"{r['quant_bytes'] / 1e6:.2f} MB "
                          f"({r['fp32_bytes'] / r['quant_bytes']:.2f}x smaller) |")
         else:
@@ -201,7 +204,10 @@ def main():
         json.dump(rows, f, indent=1)
     md = _markdown(rows)
     with open(os.path.join(out, "quantization_accuracy.md"), "w") as f:
-        f.write("# pt2e quantization: accuracy and size (digits upscaled to 32x32)\n\n" + md)
+        f.write("# pt2e quantization: accuracy and size (digits upscaled to 32x32)\n\n"
+                "Test accuracy on 360 held-out images; the int8 model run eagerly (the "
+                "q/dq reference graph) and under ember.compile (int8 kernels). Size: "
+                "ember.save of the state_dict.\n\n" + md)
     print(md)
 
 
