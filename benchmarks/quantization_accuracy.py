@@ -55,7 +55,7 @@ def _cache_path(arch):
     from ember._inductor.config import cache_dir
     d = os.path.join(cache_dir(), "pt2e_proof")
     os.makedirs(d, exist_ok=True)
-    return os.path.join(d, f"{arch}_{SIZE}.pt")
+    return os.path.join(d, f"{arch}_{SIZE}px_{ARCHS[arch]}ep.pt")
 
 
 def _build(arch):
