@@ -565,3 +565,53 @@ def test_composable_quantizer_first_quantizer_wins():
     assert {_q_before(n).args[-1] for n in by_name["convolution"] + by_name["linear"]} == \
         {ember.uint8}
     assert _q_before(by_name["add"][0]).args[-1] == ember.int8
+
+
+def _fixed_sigmoid_quantizer(qz, lib):
+    """Sigmoid's output in [0, 1] gets fixed qparams (scale 1/256, zero point 0)."""
+    class FixedSigmoid(qz.Quantizer):
+        def annotate(self, model):
+            for n in model.graph.nodes:
+                if n.op == "call_function" and "sigmoid" in str(n.target):
+                    n.meta["quantization_annotation"] = qz.QuantizationAnnotation(
+                        output_qspec=qz.FixedQParamsQuantizationSpec(
+                            dtype=lib.uint8, scale=1.0 / 256.0, zero_point=0, quant_min=0,
+                            quant_max=255, qscheme=lib.per_tensor_affine),
+                        _annotated=True)
+            return model
+
+        def validate(self, model):
+            pass
+
+    return FixedSigmoid()
+
+
+def test_fixed_qparams_spec_matches_torch():
+    import torchao.quantization.pt2e.quantizer as tqz
+    import ember.ao.quantization.quantizer as eqz
+    me, mt, data = _pair("gate")
+    ce = _flow_ember(me, data, _fixed_sigmoid_quantizer(eqz, ember), data[0])
+    ct = _flow_torch(mt, data, _fixed_sigmoid_quantizer(tqz, torch), data[0])
+    assert _qparams(ce, "ember") == _qparams(ct, "torch") == [(1.0 / 256.0, 0)]
+    _compare(ce, ct, data)
+
+
+def test_x86_qat_conv_bn_add_relu_trains_and_converts():
+    me, _, data = _pair("resblock")
+    me.train()
+    p = prepare_qat_pt2e(capture_pre_autograd_graph(me, (ember.from_numpy(data[0]),)),
+                         X86InductorQuantizer().set_global(
+                             get_default_x86_inductor_quantization_config(is_qat=True)))
+    opt = ember.optim.SGD(p.parameters(), lr=0.05)
+    for d in data:
+        opt.zero_grad()
+        (p(ember.from_numpy(d)) ** 2).mean().backward()
+        opt.step()
+    move_exported_model_to_eval(p)
+    x = ember.from_numpy(data[0])
+    with ember.no_grad():
+        ref = p(x).numpy()
+    c = convert_pt2e(p)
+    names = [getattr(n.target, "__name__", "") for n in c.graph.nodes]
+    assert "batch_norm" not in names and names.count("convolution") == 2
+    assert np.abs(c(x).detach().numpy() - ref).max() < 0.05 * np.abs(ref).max() + 1e-3
