@@ -68,7 +68,8 @@ def compile_fx_inner(gm, example_inputs, **kwargs):
         return CompiledGraph(pgm, sched, None, "")
     head = prelude(_simd()) + "\n"
     try:
-        choices = autotune.tune_groups(head, groups) if config.max_autotune else {}
+        tune = config.max_autotune or config.max_autotune_pointwise
+        choices = autotune.tune_groups(head, groups) if tune else {}
     except cpp_builder.CompilerNotFound as e:
         _warn_once("nocc", f"ember inductor: {e}; the compiled graph runs on the eager "
                            "kernels (correct results, no speed-up)")

@@ -20,8 +20,13 @@ cpp_wrapper = False
 # with cpp_wrapper: intermediates in an arena allocated once per input-size tuple and
 # reused by every call (mode="reduce-overhead": the CPU analogue of triton.cudagraphs)
 cpu_graphs = False
-# time kernel variants when compiling and keep the fastest (autotune.py; mode="max-autotune")
+# time kernel variants when compiling and keep the fastest (autotune.py; mode="max-autotune"
+# sets it); the two below turn on one half each, as in torch._inductor.config
 max_autotune = False
+# ... the generated groups' variants (threads, vector width)
+max_autotune_pointwise = False
+# ... CBLAS against generated loops for small matmuls (cpp_wrapper graphs)
+max_autotune_gemm = False
 # max-autotune times generated loops against CBLAS for matmuls up to this many m*n*k
 max_autotune_loops_matmul_flops = 1 << 18
 

@@ -395,7 +395,8 @@ class CppWrapper:
         def p(t, key):
             return f"{t.ptr()}" + "".join(f" + {o}" for o in offs[key])
         kernel = f"em_mm_{tname}"
-        if config.max_autotune and self._tunable_mm(a, b, M, N, K):
+        if (config.max_autotune or config.max_autotune_gemm) \
+                and self._tunable_mm(a, b, M, N, K):
             choice = autotune.tune_matmul(
                 _C_SUPPORT + _mm_code(tname), tname, int(M), int(N), int(K),
                 (int(a.strides[-2]), int(a.strides[-1])),

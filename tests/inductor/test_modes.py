@@ -211,6 +211,26 @@ def test_max_autotune_records_choices_and_reuses_them(mode, monkeypatch, tmp_pat
     _close(got2.numpy(), want.numpy())
 
 
+def test_max_autotune_knobs_split_as_torch(monkeypatch, tmp_path):
+    from ember._inductor import autotune
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
+    gemm, groups = [], []
+    real_mm, real_groups = autotune.tune_matmul, autotune.tune_groups
+    monkeypatch.setattr(autotune, "tune_matmul", lambda *a: gemm.append(a) or real_mm(*a))
+    monkeypatch.setattr(autotune, "tune_groups",
+                        lambda *a: groups.append(a) or real_groups(*a))
+    fn = lambda a, b: (a @ b).relu()   # noqa: E731
+    a, b = ember.randn(4, 3), ember.randn(3, 5)
+    ember._dynamo.reset()
+    f = ember.compile(fn, options={"cpp_wrapper": True, "max_autotune_gemm": True})
+    _close(f(a, b).numpy(), fn(a, b).numpy())
+    assert gemm and not groups
+    ember._dynamo.reset()
+    f = ember.compile(fn, options={"max_autotune_pointwise": True})
+    _close(f(a, b).numpy(), fn(a, b).numpy())
+    assert groups
+
+
 def test_max_autotune_matmul_loops_variant_is_correct(monkeypatch, tmp_path):
     from ember._inductor import autotune
     monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
