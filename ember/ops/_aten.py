@@ -15,6 +15,7 @@ class _OpNamespace:
     """The `aten` namespace: attribute access yields an op's overload packet."""
 
     name = "aten"
+    _capture_static_attrs = True    # a name always gives the same packet: capture resolves it
 
     def __getattr__(self, name):
         if name.startswith("__"):

@@ -66,6 +66,8 @@ class OpOverloadPacket:
     """All registry ops whose schema has one base name (`aten.max`): its overloads
     are attributes (`.default`, `.dim`), as PyTorch's `OpOverloadPacket`."""
 
+    _capture_static_attrs = True    # overloads never change: capture resolves them
+
     def __init__(self, name, overloads, namespace="aten"):
         self.__name__ = name
         self.namespace = namespace

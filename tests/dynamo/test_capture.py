@@ -83,6 +83,23 @@ def test_allow_in_graph_is_one_node():
     assert ex.ops_per_graph[0][0] is helper and len(ex.ops_per_graph[0]) == 2
 
 
+def test_ops_namespace_paths_are_graph_ops():
+    """torch.ops.aten.add.Tensor(...) and friends, written in user code, capture as the
+    registry ops themselves (PyTorch's dynamo treats op overloads as graph calls)."""
+    def f(x, y):
+        a = ember.ops.aten.add.Tensor(x, y)
+        b = ember.ops.aten.relu.default(a) * ember.ops.aten.mul(a, 2)
+        return b, ember.ops.quantized_decomposed.quantize_per_tensor.default(
+            x, 0.1, 0, -128, 127, ember.int8)
+    x, y = ember.randn(5), ember.randn(5)
+    ex = ember._dynamo.explain(f)(x, y)
+    assert ex.graph_count == 1 and ex.graph_break_count == 0
+    names = [getattr(op, "__name__", str(op)) for op in ex.ops_per_graph[0]]
+    assert "quantize_per_tensor" in str(ex.ops_per_graph[0]) and len(names) == 5
+    got, want = ember.compile(f, fullgraph=True, backend="eager")(x, y), f(x, y)
+    assert all(ember.equal(g, w) for g, w in zip(got, want))
+
+
 def test_counters():
     ember.compile(breaky, backend="eager")(ember.ones(3))
     assert counters["frames"]["total"] == counters["frames"]["ok"] == 3

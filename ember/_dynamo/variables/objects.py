@@ -78,6 +78,8 @@ class UserDefinedObjectVariable(_ObjectVariable):
             return self.pending[name]
         obj = self.value
         cls = type(obj)
+        if getattr(cls, "_capture_static_attrs", False):   # ops.aten.add.Tensor: fixed names
+            return tx.builder.wrap(getattr(obj, name), None)
         if ("__getattr__" in cls.__dict__ or cls.__getattribute__ is not object.__getattribute__) \
                 and cls is not types.SimpleNamespace:   # generic getattr (fx code's op paths)
             unsupported(f"{cls.__name__} customizes attribute access")
