@@ -15,9 +15,14 @@ _kernels.py). A chain that ends without quantize (the last linear) uses the floa
 variant. Anything unmatched keeps its quantize/dequantize ops, which decompose to plain
 pointwise code. The fused ops are extern primitives, so the scheduler calls them whole.
 
+A max pool between a dequantize and a quantize with the same parameters (x86's shared
+qparams around max_pool2d) runs on the integers instead: dequantize is increasing, so
+the max commutes with it, and quantize(dequantize(v)) is v.
+
 `counters` counts what was fused (tests and benchmarks read it).
 """
 import collections
+import operator
 
 import numpy as np
 
@@ -33,6 +38,7 @@ counters = collections.Counter()
 
 _LINEAR, _CONV = REGISTRY["linear"], REGISTRY["convolution"]
 _RELU, _HARDTANH = REGISTRY["relu"], REGISTRY["hardtanh"]
+_MAXPOOL = REGISTRY["max_pool2d_with_indices"]
 _VIEWS = tuple(REGISTRY[k] for k in ("view", "reshape", "flatten") if k in REGISTRY)
 _QDTYPES = (D.uint8, D.int8)
 
@@ -48,6 +54,8 @@ def fuse_int8(gm):
     for n in list(gm.graph.nodes):
         if n.op == "call_function" and n.target in (_LINEAR, _CONV):
             changed |= _fuse(gm, n)
+        elif _call(n, QD.QUANTIZE_PER_TENSOR):
+            changed |= _int_max_pool(gm, n)
     if changed or len(gm.graph.nodes) != before:     # (constants of an unmatched weight)
         gm.graph.eliminate_dead_code()
         gm.recompile()
@@ -209,3 +217,31 @@ def _is_quantized_value(b):
     """A bias that is itself dequantized (int32 bias) is left to the reference path."""
     return hasattr(b, "op") and b.op == "call_function" and b.target in (
         QD.DEQUANTIZE_PER_TENSOR, QD.DEQUANTIZE_PER_CHANNEL)
+
+
+def _int_max_pool(gm, q):
+    """quantize(max_pool2d(dequantize(x_q))) with one set of qparams -> max_pool2d(x_q)."""
+    g = q.args[0]
+    if not (hasattr(g, "op") and g.target is operator.getitem and g.args[1] == 0
+            and len(g.users) == 1):
+        return False
+    pool = g.args[0]
+    if not (hasattr(pool, "op") and pool.target is _MAXPOOL and not pool.kwargs
+            and all(u is g or not u.users for u in pool.users)):    # indices unused
+        return False
+    dq = pool.args[0]
+    if not (_call(dq, QD.DEQUANTIZE_PER_TENSOR) and _float_out(dq)
+            and tuple(dq.args[1:6]) == tuple(q.args[1:6])):
+        return False
+    xq = dq.args[0]
+    try:
+        val = _MAXPOOL(xq.meta["val"], *pool.args[1:])
+    except Exception:       # noqa: BLE001  (no value: leave the pattern alone)
+        return False
+    with gm.graph.inserting_before(q):
+        new_pool = gm.graph.call_function(_MAXPOOL, (xq, *pool.args[1:]))
+        new = gm.graph.call_function(operator.getitem, (new_pool, 0))
+    new_pool.meta["val"], new.meta["val"] = val, val[0]
+    q.replace_all_uses_with(new)
+    counters["max_pool2d_int8"] += 1
+    return True

@@ -2,6 +2,8 @@
 graphs (dequantize -> conv/linear -> relu -> quantize, as convert_pt2e writes them), compiled
 with ember.compile(backend="inductor"), run the fused onednn ops and match the reference
 q/dq graph run eagerly within one quantization step."""
+import operator
+
 import numpy as np
 import pytest
 
@@ -202,3 +204,20 @@ def test_convert_pt2e_resnet_block_compiles_to_int8_convs():
     # conv1 (+ relu) ends in a quantize; conv2 feeds the residual add: float output
     assert fused == {"qconv2d": 1, "qconv2d_fp32_out": 1}
     assert np.abs(out - ref).max() <= step + 1e-6
+
+
+def test_max_pool_between_shared_qparams_runs_on_the_integers():
+    """resnet's stem: conv -> relu -> q -> dq -> max_pool2d -> q (same qparams) -> dq -> conv;
+    the pool runs on uint8 (exactly: dequantize is increasing, q(dq(v)) = v)."""
+    b = _Builder(5)
+    x = b.g.placeholder("x")
+    y = b.g.call_function(RELU, (b.conv(b.dq(b.q(x, 0.03, 128), 0.03, 128), "c", 3, 8, 3),))
+    yq = b.q(y, 0.02, 0)
+    pool = b.g.call_function(REGISTRY["max_pool2d_with_indices"],
+                             (b.dq(yq, 0.02, 0), [3, 3], [2, 2], [1, 1], [1, 1], False))
+    p = b.g.call_function(operator.getitem, (pool, 0))
+    y = b.conv(b.dq(b.q(p, 0.02, 0), 0.02, 0), "c2", 8, 4, 1, padding=0)
+    ref, out, fused = _run(b.module(b.dq(b.q(y, 0.05, 100), 0.05, 100)),
+                           ember.randn(2, 3, 9, 9))
+    assert fused == {"qconv2d": 2, "max_pool2d_int8": 1}
+    assert np.abs(out - ref).max() <= 0.05 + 1e-6
