@@ -109,3 +109,10 @@ def test_rejects_a_host_elf_and_missing_unicorn(monkeypatch):
     monkeypatch.setitem(sys.modules, "unicorn", None)
     with pytest.raises(NotImplementedError, match="unicorn"):
         mcu.run(exe)
+
+
+def test_native_and_python_instruction_counters_agree(monkeypatch):
+    elf = mcu.build_elf([("prog.c", LOOP.replace("N", "500"))])
+    native = mcu.run(elf).instructions
+    monkeypatch.setattr(emulator, "_counter_lib", lambda: None)
+    assert mcu.run(elf).instructions == native

@@ -65,19 +65,25 @@ void tiny_conv2d_s8(const int8_t *x, int32_t n, int32_t c, int32_t h, int32_t w,
             const int8_t *xg = xb + (o / ocg) * cg * h * w;
             const int8_t *wo = wt + o * cg * kh * kw;
             for (int32_t y = 0; y < oh; y++) {
+                /* the taps inside the image: padding is the zero point, which adds 0 */
+                int32_t iy0 = y * sh - ph;
+                int32_t ky0 = iy0 < 0 ? (-iy0 + dh - 1) / dh : 0;
+                int32_t ky1 = (h - iy0 + dh - 1) / dh;
+                if (ky1 > kh) ky1 = kh;
                 for (int32_t xo = 0; xo < ow; xo++) {
+                    int32_t ix0 = xo * sw - pw;
+                    int32_t kx0 = ix0 < 0 ? (-ix0 + dw - 1) / dw : 0;
+                    int32_t kx1 = (w - ix0 + dw - 1) / dw;
+                    if (kx1 > kw) kx1 = kw;
                     int32_t acc = 0;
                     for (int32_t i = 0; i < cg; i++) {
-                        const int8_t *xi = xg + i * h * w;
+                        const int8_t *xi = xg + i * h * w + iy0 * w + ix0;
                         const int8_t *wi = wo + i * kh * kw;
-                        for (int32_t ky = 0; ky < kh; ky++) {
-                            int32_t iy = y * sh - ph + ky * dh;
-                            if (iy < 0 || iy >= h) continue;   /* zero-point padding: 0 */
-                            for (int32_t kx = 0; kx < kw; kx++) {
-                                int32_t ix = xo * sw - pw + kx * dw;
-                                if (ix < 0 || ix >= w) continue;
-                                acc += ((int32_t)xi[iy * w + ix] - x_zp) * wi[ky * kw + kx];
-                            }
+                        for (int32_t ky = ky0; ky < ky1; ky++) {
+                            const int8_t *xr = xi + ky * dh * w;
+                            const int8_t *wr = wi + ky * kw;
+                            for (int32_t kx = kx0; kx < kx1; kx++)
+                                acc += ((int32_t)xr[kx * dw] - x_zp) * wr[kx];
                         }
                     }
                     ob[(o * oh + y) * ow + xo] = tiny_requant1(q, o, acc);

@@ -5,8 +5,9 @@ program that needs more SRAM than the board has — an arena past the end, a sta
 below the SRAM base — stops with `SRAMOverflowError` naming the address.
 
 Note: measurements.
-- `instructions`: Thumb instructions executed, counted per translated block (one Python
-  call per basic block, not per instruction). It is an instruction count, not a cycle
+- `instructions`: Thumb instructions executed, counted per executed basic block by a small
+  C callback (built once by the host compiler, ember._inductor.native; a Python callback,
+  ten times slower, when there is none). It is an instruction count, not a cycle
   count; a Cortex-M4 takes about 1-1.5 cycles per instruction on this code (loads and taken
   branches cost more), so treat it as a lower bound on cycles.
 - `sram_high_water`: SRAM is filled with a pattern word before reset; after the run
@@ -16,7 +17,9 @@ Note: measurements.
 - section sizes come from the ELF (pyelftools): flash = everything loaded into flash
   (vectors, .text, .rodata incl. const weights, .data's initial values).
 """
+import ctypes
 import dataclasses
+import functools
 import struct
 
 from .toolchain import FLASH_BASE, FLASH_SIZE, SRAM_BASE, SRAM_SIZE
@@ -114,8 +117,7 @@ def run(elf_path, max_instructions=200_000_000, cpu="cortex-m4"):
         uc.mem_write(addr, data)
     uc.mem_write(SRAM_BASE, struct.pack("<I", _PATTERN) * (SRAM_SIZE // 4))
 
-    state = {"out": bytearray(), "exit": None, "count": 0, "bad": None}
-    sizes_of = {}
+    state = {"out": bytearray(), "exit": None, "bad": None}
 
     def on_mmio(uc_, access, address, size, value, _):
         if address == _OUT:
@@ -124,19 +126,13 @@ def run(elf_path, max_instructions=200_000_000, cpu="cortex-m4"):
             state["exit"] = value & 0xFFFFFFFF
             uc_.emu_stop()
 
-    def on_block(uc_, address, size, _):
-        n = sizes_of.get((address, size))
-        if n is None:
-            n = sizes_of[(address, size)] = _thumb_count(uc_.mem_read(address, size))
-        state["count"] += n
-
     def on_invalid(uc_, access, address, size, value, _):
         state["bad"] = (access, address, size)
         return False
 
     uc.hook_add(unicorn.UC_HOOK_MEM_WRITE, on_mmio, begin=MMIO_BASE,
                 end=MMIO_BASE + _MMIO_SIZE - 1)
-    uc.hook_add(unicorn.UC_HOOK_BLOCK, on_block)
+    count = _block_counter(uc, bytes(uc.mem_read(FLASH_BASE, FLASH_SIZE)))
     uc.hook_add(unicorn.UC_HOOK_MEM_INVALID, on_invalid)
     sp0 = struct.unpack("<I", uc.mem_read(FLASH_BASE, 4))[0]
     uc.reg_write(a.UC_ARM_REG_SP, sp0)
@@ -157,7 +153,65 @@ def run(elf_path, max_instructions=200_000_000, cpu="cortex-m4"):
                             "(a fault: bad instruction, unaligned or bus error)")
     if code & 0x80000000:
         code -= 1 << 32
+    state["count"] = count()
     return _result(uc, state, code, sizes, syms)
+
+
+_COUNTER_C = r"""
+#include <stdint.h>
+typedef struct { uint64_t count; const uint8_t *code; uint64_t size; } em_tiny_counter;
+/* unicorn block hook: add the Thumb instructions of the block at `address` (in flash). */
+void em_tiny_count_block(void *uc, uint64_t address, uint32_t size, void *user) {
+    em_tiny_counter *c = (em_tiny_counter *)user;
+    (void)uc;
+    if (address + size > c->size) { c->count += size / 2; return; }
+    const uint8_t *p = c->code + address;
+    uint64_t n = 0;
+    for (uint32_t i = 0; i + 1 < size; n++) {
+        uint32_t hw = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8;
+        i += (hw >> 11) >= 0x1D ? 4 : 2;
+    }
+    c->count += n;
+}
+"""
+
+
+class _Counter(ctypes.Structure):
+    _fields_ = [("count", ctypes.c_uint64), ("code", ctypes.c_void_p), ("size", ctypes.c_uint64)]
+
+
+@functools.lru_cache(maxsize=None)
+def _counter_lib():
+    from ..._inductor.native import load_native
+    return load_native("tiny emulator counter", _COUNTER_C)
+
+
+def _block_counter(uc, flash):
+    """Install the instruction counter; returns a function giving the count so far."""
+    import unicorn
+    from unicorn.unicorn_py3 import unicorn as uc_mod
+    lib = _counter_lib()
+    if lib is None:
+        counts, total = {}, [0]
+
+        def on_block(uc_, address, size, _):
+            n = counts.get((address, size))
+            if n is None:
+                n = counts[(address, size)] = _thumb_count(uc_.mem_read(address, size))
+            total[0] += n
+        uc.hook_add(unicorn.UC_HOOK_BLOCK, on_block)
+        return lambda: total[0]
+    code = ctypes.create_string_buffer(flash, len(flash))
+    state = _Counter(0, ctypes.cast(code, ctypes.c_void_p), len(flash))
+    handle = ctypes.c_size_t()
+    fn = ctypes.cast(lib.em_tiny_count_block, ctypes.c_void_p)
+    err = uc_mod.uclib.uc_hook_add(uc._uch, ctypes.byref(handle), unicorn.UC_HOOK_BLOCK, fn,
+                                   ctypes.cast(ctypes.pointer(state), ctypes.c_void_p), 1, 0)
+    if err:
+        raise EmulatorError(f"emulator.run: could not install the instruction counter "
+                            f"(unicorn error {err})")
+    uc._tiny_counter = (code, state, handle)       # alive as long as the engine
+    return lambda: state.count
 
 
 def _thumb_count(code):
