@@ -217,3 +217,16 @@ def test_observer_state_dict_save_and_load_on_a_prepared_model():
     assert list(loaded) == list(saved)
     for k in saved:
         np.testing.assert_array_equal(loaded[k].numpy(), saved[k].numpy())
+
+
+@pytest.mark.parametrize("cls", ["MinMaxObserver", "MovingAverageMinMaxObserver",
+                                 "PerChannelMinMaxObserver",
+                                 "MovingAveragePerChannelMinMaxObserver", "HistogramObserver",
+                                 "FixedQParamsObserver", "PlaceholderObserver", "NoopObserver",
+                                 "RecordingObserver"])
+def test_constructor_signature_matches_torch(cls):
+    import inspect
+    ours = inspect.signature(getattr(EO, cls)).parameters
+    theirs = inspect.signature(getattr(TO, cls)).parameters
+    assert list(ours) == list(theirs)
+    assert [str(p.default) for p in ours.values()] == [str(p.default) for p in theirs.values()]

@@ -184,11 +184,9 @@ class UniformQuantizationObserverBase(ObserverBase):
 
     _version = 3
 
-    def __init__(self, dtype=None, qscheme=None, reduce_range=False, quant_min=None,
-                 quant_max=None, factory_kwargs=None, eps=_EPS, is_dynamic=False,
-                 **kwargs):
-        dtype = ember.quint8 if dtype is None else dtype
-        qscheme = ember.per_tensor_affine if qscheme is None else qscheme
+    def __init__(self, dtype=ember.quint8, qscheme=ember.per_tensor_affine,
+                 reduce_range=False, quant_min=None, quant_max=None, factory_kwargs=None,
+                 eps=_EPS, is_dynamic=False, **kwargs):
         super().__init__(dtype=dtype, is_dynamic=is_dynamic, **kwargs)
         self.qscheme = qscheme
         if reduce_range:
@@ -249,10 +247,9 @@ class UniformQuantizationObserverBase(ObserverBase):
 class MinMaxObserver(UniformQuantizationObserverBase):
     """Running minimum and maximum of everything seen (per tensor)."""
 
-    def __init__(self, dtype=None, qscheme=None, reduce_range=False, quant_min=None,
-                 quant_max=None, factory_kwargs=None, eps=_EPS, is_dynamic=False,
-                 **kwargs):
-        qscheme = ember.per_tensor_affine if qscheme is None else qscheme
+    def __init__(self, dtype=ember.quint8, qscheme=ember.per_tensor_affine,
+                 reduce_range=False, quant_min=None, quant_max=None, factory_kwargs=None,
+                 eps=_EPS, is_dynamic=False, **kwargs):
         if not _is_per_tensor(qscheme):
             raise NotImplementedError(
                 f"{type(self).__name__}'s qscheme only support torch.per_tensor_symmetric "
@@ -298,10 +295,9 @@ class MovingAverageMinMaxObserver(MinMaxObserver):
     """Exponential moving average of the per-batch min and max
     (min <- min + c * (batch_min - min)); the first batch sets them."""
 
-    def __init__(self, averaging_constant=0.01, dtype=None, qscheme=None,
-                 reduce_range=False, quant_min=None, quant_max=None, eps=_EPS,
-                 is_dynamic=False, **kwargs):
-        qscheme = ember.per_tensor_affine if qscheme is None else qscheme
+    def __init__(self, averaging_constant=0.01, dtype=ember.quint8,
+                 qscheme=ember.per_tensor_affine, reduce_range=False, quant_min=None,
+                 quant_max=None, eps=_EPS, is_dynamic=False, **kwargs):
         self.averaging_constant = averaging_constant
         if is_dynamic and averaging_constant != 1:
             raise NotImplementedError(
@@ -323,10 +319,9 @@ class MovingAverageMinMaxObserver(MinMaxObserver):
 class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
     """Running min and max per slice along `ch_axis` (per-channel weights)."""
 
-    def __init__(self, ch_axis=0, dtype=None, qscheme=None, reduce_range=False,
-                 quant_min=None, quant_max=None, factory_kwargs=None, eps=_EPS,
-                 is_dynamic=False, **kwargs):
-        qscheme = ember.per_channel_affine if qscheme is None else qscheme
+    def __init__(self, ch_axis=0, dtype=ember.quint8, qscheme=ember.per_channel_affine,
+                 reduce_range=False, quant_min=None, quant_max=None, factory_kwargs=None,
+                 eps=_EPS, is_dynamic=False, **kwargs):
         if not _is_per_channel(qscheme):
             raise NotImplementedError(
                 f"{type(self).__name__}'s qscheme only support torch.per_channel_symmetric, "
@@ -396,9 +391,9 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
 class MovingAveragePerChannelMinMaxObserver(PerChannelMinMaxObserver):
     """Per-channel exponential moving average of the batch min and max."""
 
-    def __init__(self, averaging_constant=0.01, ch_axis=0, dtype=None, qscheme=None,
-                 reduce_range=False, quant_min=None, quant_max=None, eps=_EPS,
-                 is_dynamic=False, **kwargs):
+    def __init__(self, averaging_constant=0.01, ch_axis=0, dtype=ember.quint8,
+                 qscheme=ember.per_channel_affine, reduce_range=False, quant_min=None,
+                 quant_max=None, eps=_EPS, is_dynamic=False, **kwargs):
         super().__init__(ch_axis=ch_axis, dtype=dtype, qscheme=qscheme,
                          reduce_range=reduce_range, quant_min=quant_min,
                          quant_max=quant_max, eps=eps, is_dynamic=is_dynamic, **kwargs)
@@ -414,10 +409,9 @@ class HistogramObserver(UniformQuantizationObserverBase):
     """A running histogram of the values; qparams from the [min, max] sub-range that
     minimises the L2 quantization error (PyTorch's / caffe2's norm-minimization search)."""
 
-    def __init__(self, bins=2048, dtype=None, qscheme=None, reduce_range=False,
-                 quant_min=None, quant_max=None, factory_kwargs=None, eps=_EPS,
-                 is_dynamic=False, **kwargs):
-        qscheme = ember.per_tensor_affine if qscheme is None else qscheme
+    def __init__(self, bins=2048, dtype=ember.quint8, qscheme=ember.per_tensor_affine,
+                 reduce_range=False, quant_min=None, quant_max=None, factory_kwargs=None,
+                 eps=_EPS, is_dynamic=False, **kwargs):
         if not _is_per_tensor(qscheme):
             raise NotImplementedError(
                 "HistogramObserver's qscheme only support torch.per_tensor_symmetric "
@@ -581,17 +575,17 @@ class HistogramObserver(UniformQuantizationObserverBase):
 class FixedQParamsObserver(ObserverBase):
     """Fixed scale and zero point (ops with a known output range: sigmoid, tanh)."""
 
-    def __init__(self, scale, zero_point, dtype=None, qscheme=None, quant_min=0,
-                 quant_max=255, is_dynamic=False, **kwargs):
+    def __init__(self, scale, zero_point, dtype=ember.quint8,
+                 qscheme=ember.per_tensor_affine, quant_min=0, quant_max=255,
+                 is_dynamic=False, **kwargs):
         if is_dynamic:
             raise NotImplementedError("FixedQParamsObserver doesn't support dynamic "
                                       "quantization")
-        super().__init__(dtype=ember.quint8 if dtype is None else dtype,
-                         is_dynamic=is_dynamic, **kwargs)
+        super().__init__(dtype=dtype, is_dynamic=is_dynamic, **kwargs)
         self.quant_min, self.quant_max = quant_min, quant_max
         self.register_buffer("scale", ember.tensor([scale], dtype=ember.float32))
         self.register_buffer("zero_point", ember.tensor([zero_point], dtype=ember.int32))
-        self.qscheme = ember.per_tensor_affine if qscheme is None else qscheme
+        self.qscheme = qscheme
 
     def forward(self, X):
         return X
@@ -604,10 +598,9 @@ class PlaceholderObserver(ObserverBase):
     """Records nothing; carries dtype/qscheme/range for ops converted without
     statistics (dynamic quantization, float16)."""
 
-    def __init__(self, dtype=None, custom_op_name="", compute_dtype=None, quant_min=None,
-                 quant_max=None, qscheme=None, eps=None, is_dynamic=False):
-        super().__init__(dtype=ember.float32 if dtype is None else dtype,
-                         is_dynamic=is_dynamic)
+    def __init__(self, dtype=ember.float32, custom_op_name="", compute_dtype=None,
+                 quant_min=None, quant_max=None, qscheme=None, eps=None, is_dynamic=False):
+        super().__init__(dtype=dtype, is_dynamic=is_dynamic)
         if qscheme is None:
             qscheme = ember.per_tensor_affine
         if eps is None:
@@ -636,8 +629,8 @@ class RecordingObserver(ObserverBase):
 
     __annotations__ = {"tensor_val": list}
 
-    def __init__(self, dtype=None):
-        super().__init__(dtype=ember.quint8 if dtype is None else dtype, is_dynamic=False)
+    def __init__(self, dtype=ember.quint8):
+        super().__init__(dtype=dtype, is_dynamic=False)
         self.tensor_val = []
 
     def forward(self, x):
@@ -654,8 +647,8 @@ class RecordingObserver(ObserverBase):
 class NoopObserver(ObserverBase):
     """Passes through; marks a dtype (float16) that needs no statistics."""
 
-    def __init__(self, dtype=None, custom_op_name=""):
-        super().__init__(dtype=ember.float16 if dtype is None else dtype, is_dynamic=False)
+    def __init__(self, dtype=ember.float16, custom_op_name=""):
+        super().__init__(dtype=dtype, is_dynamic=False)
         self.custom_op = custom_op_name
 
     def forward(self, x):
