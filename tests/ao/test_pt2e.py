@@ -615,3 +615,24 @@ def test_x86_qat_conv_bn_add_relu_trains_and_converts():
     names = [getattr(n.target, "__name__", "") for n in c.graph.nodes]
     assert "batch_norm" not in names and names.count("convolution") == 2
     assert np.abs(c(x).detach().numpy() - ref).max() < 0.05 * np.abs(ref).max() + 1e-3
+
+
+def test_capture_pre_autograd_graph_shares_weights_and_switches_batch_norm():
+    import copy
+    me, _, data = _pair("convnet")
+    x = ember.from_numpy(data[0])
+    gm = capture_pre_autograd_graph(me, (x,))
+    np.testing.assert_allclose(gm(x).detach().numpy(), me(x).detach().numpy(), atol=1e-6)
+    attrs = {n.target for n in gm.graph.nodes if n.op == "get_attr"}
+    assert {"conv.weight", "bn.running_mean", "fc.bias"} <= attrs
+    assert gm.conv.weight is me.conv.weight
+    ref = copy.deepcopy(me).train()
+    from ember.ao.quantization import move_exported_model_to_train
+    move_exported_model_to_train(gm)
+    out = gm(x)
+    np.testing.assert_allclose(out.detach().numpy(), ref(x).detach().numpy(), atol=1e-5)
+    np.testing.assert_allclose(me.bn.running_var.numpy(), ref.bn.running_var.numpy(),
+                               rtol=1e-6)
+    move_exported_model_to_eval(gm)
+    np.testing.assert_allclose(gm(x).detach().numpy(), ref.eval()(x).detach().numpy(),
+                               atol=1e-5)
