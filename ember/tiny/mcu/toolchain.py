@@ -6,9 +6,10 @@ Cross compiler, first found wins: `python -m ziglang cc -target thumb-freestandi
 `arm-none-eabi-gcc`. Both link runtime/startup.c (vectors, reset, memcpy/memset, the MMIO
 output channel) with runtime/link.ld (1 MB flash, exactly 256 KB SRAM).
 
-Both builds use -ffp-contract=off: the requantization is float32 multiply-then-add, as
-ember's int8 kernels (and PyTorch's) compute it, and a fused multiply-add would round once
-instead of twice and change the integers.
+Both builds use -ffp-contract=off: the compiler must not fuse a multiply and an add the
+kernels write separately (that rounds once instead of twice and changes the integers);
+where the kernels want a fused multiply-add they say so (fmaf), and -fno-math-errno lets
+clang emit it as one VFMA.F32 instead of a call into a software fmaf.
 
 Built files are cached under EMBER_CACHE_DIR/tiny keyed by the sources, flags and compiler
 version (written to a temporary name and renamed into place, as the inductor's cache).
@@ -30,9 +31,9 @@ RUNTIME_DIR = os.path.join(os.path.dirname(__file__), "runtime")
 KERNELS_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "kernels")
 
 _COMMON = ["-std=c99", "-Wall", "-Werror=implicit-function-declaration", "-ffp-contract=off",
-           "-fno-strict-aliasing"]
+           "-fno-strict-aliasing", "-fno-math-errno"]
 _CPUS = {"cortex-m4": ("cortex_m4+vfp4d16sp", "cortex-m4", "fpv4-sp-d16"),
-         "cortex-m7": ("cortex_m7", "cortex-m7", "fpv5-d16")}
+         "cortex-m7": ("cortex_m7+fp_armv8d16", "cortex-m7", "fpv5-d16")}
 
 
 class CompilerNotFound(NotImplementedError):
