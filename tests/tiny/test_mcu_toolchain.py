@@ -66,7 +66,7 @@ def test_host_build_prints_the_same(toolchain_here):
 
 def test_program_larger_than_sram_is_rejected_at_link_time(toolchain_here):
     src = PROG.replace("arena[20000]", "arena[300000]").replace("19999", "299999")
-    with pytest.raises(RuntimeError, match="SRAM"):
+    with pytest.raises(RuntimeError, match="do not fit in the board's 256 KB of SRAM"):
         toolchain.build_elf([("big.c", src)])
 
 

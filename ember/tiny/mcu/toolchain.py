@@ -147,8 +147,13 @@ def _build(tag, sources, argv, flags, suffix, script=None):
         res = subprocess.run(list(argv) + paths + flags + ["-o", target], capture_output=True,
                              text=True, timeout=600)
         if res.returncode != 0:
-            raise RuntimeError(f"ember.tiny: {tag} build failed ({' '.join(argv[-2:])}):\n"
-                               f"{res.stderr[-4000:]}")
+            why = ""
+            if "SRAM" in res.stderr and ("will not fit" in res.stderr
+                                         or "overflowed" in res.stderr):
+                why = (f" — the program's stack + .data + .bss do not fit in the board's "
+                       f"{SRAM_SIZE // 1024} KB of SRAM")
+            raise RuntimeError(f"ember.tiny: {tag} build failed ({' '.join(argv[-2:])}){why}:"
+                               f"\n{res.stderr[-4000:]}")
         os.replace(target, out)
     return out
 
