@@ -52,3 +52,33 @@ def test_fallback_without_c(monkeypatch):
     monkeypatch.setattr(_lowp, "_FUNCS", {n: None for n in _lowp._NAMES.values()})
     np.testing.assert_array_equal(_lowp.cast(x, ml_dtypes.bfloat16).view(np.uint16),
                                   x.astype(ml_dtypes.bfloat16).view(np.uint16))
+
+
+@pytest.mark.parametrize("tdt", ["bfloat16", "float16"])
+@pytest.mark.parametrize("shape,transpose", [((80, 128), False), ((80, 128), True),
+                                             ((3, 5), False)])
+def test_relu_and_its_backward_on_half_bits(tdt, shape, transpose):
+    """relu and threshold_backward of bf16/fp16 without a float32 copy (the C path for large
+    contiguous arrays): PyTorch's values and bits, -0.0, infinities and NaN included."""
+    import ember
+    x = _special(int(np.prod(shape))).reshape(shape)
+    x[0, :4] = [-0.0, np.nan, -np.inf, -1e-30]
+    g = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tx = torch.from_numpy(x).to(getattr(torch, tdt))
+        tg = torch.from_numpy(g).to(getattr(torch, tdt))
+    ex = ember.from_numpy(tx.float().numpy()).to(getattr(ember, tdt))
+    eg = ember.from_numpy(tg.float().numpy()).to(getattr(ember, tdt))
+    if transpose:
+        tx, tg, ex, eg = tx.t(), tg.t(), ex.t(), eg.t()
+    tx.requires_grad_()
+    ex.requires_grad_()
+    ty, ey = torch.relu(tx), ember.relu(ex)
+    ty.backward(tg)
+    ey.backward(eg)
+    for e, t in ((ey, ty), (ex.grad, tx.grad)):
+        assert e.dtype == getattr(ember, tdt) and tuple(e.stride()) == tuple(t.stride())
+        ev, tv = e.detach().float().numpy(), t.detach().float().numpy()
+        np.testing.assert_array_equal(ev, tv)
+        np.testing.assert_array_equal(np.signbit(ev), np.signbit(tv))

@@ -74,7 +74,8 @@ def broadcast_shapes(*shapes):
 class PointwiseOp(OpDef):
     """An elementwise op over the first `arity` arguments (tensors or scalars)."""
 
-    def __init__(self, name, kernel, arity, promotion=DEFAULT, allowed=None, **kw):
+    def __init__(self, name, kernel, arity, promotion=DEFAULT, allowed=None, half_native=False,
+                 **kw):
         kw.setdefault("tags", ("pointwise",))
         super().__init__(name, kernel, **kw)
         self.arity = arity
@@ -84,8 +85,9 @@ class PointwiseOp(OpDef):
         self.ufunc = kernel if isinstance(kernel, np.ufunc) else None
         self.meta = self._meta
         # one-tensor calls: input dtype -> result dtype, for the dtypes whose compute
-        # dtype is the input's own (float32/64, complex), filled by the general path
-        self._fast1 = {}
+        # dtype is the input's own (float32/64, complex), filled by the general path;
+        # half_native: the kernel also takes bf16/fp16 arrays as they are (no float32 copy)
+        self._fast1 = {D.float16: D.float16, D.bfloat16: D.bfloat16} if half_native else {}
 
     def _meta(self, *args):
         ops = args[:self.arity]

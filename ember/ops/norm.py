@@ -20,6 +20,7 @@ from .._dispatch import dispatch
 from .._tensor import Tensor
 from ._composite import decomp_vjp
 from ._elementwise import type_name
+from . import _norm_half
 from ._lowp import cast
 from ._registry import register
 from .reduction import var_mean
@@ -96,6 +97,9 @@ def _bn_layout(ndim, c):
 
 def _bn_kernel(x, w, b, rm, rv, training, momentum, eps):
     c = _bn_check(*_specs(x, w, b, rm, rv), training)
+    half = _norm_half.forward(x, w, b, rm, rv, training, eps)     # bf16/fp16 in C
+    if half is not None:
+        return half
     comp = _comp(D._FROM_NP[x.dtype]).np
     axes, shape = _bn_layout(x.ndim, c)
     xc = cast(x, comp, copy=False)
@@ -184,6 +188,9 @@ def _bn_backward_decomp(g, x, w, rm, rv, save_mean, save_invstd, training, eps, 
 def _bn_backward_kernel(g, x, w, rm, rv, save_mean, save_invstd, training, eps, mask):
     """The decomposition's arithmetic in NumPy: x - mean is the one full-size scratch,
     the channel sums are contractions, grad_input is built in that scratch in place."""
+    half = _norm_half.backward(g, x, w, rm, rv, training, eps)    # bf16/fp16 in C
+    if half is not None:
+        return half
     c = x.shape[1]
     comp = _comp(D._FROM_NP[x.dtype]).np
     axes, shape = _bn_layout(x.ndim, c)

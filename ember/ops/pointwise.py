@@ -11,6 +11,7 @@ from .._dispatch import dispatch
 from .._tensor import Tensor
 from ._elementwise import (pointwise, inplace, write_out, fast_binary, DEFAULT, INT_TO_FLOAT,
                            ALWAYS_BOOL, COMPLEX_TO_FLOAT)
+from . import _lowp
 from ._lowp import cast
 from ._registry import REGISTRY, register
 
@@ -94,6 +95,9 @@ def _relu_kernel(a):
     # A 0-d zero array of a's dtype: ~2.5x faster than a Python 0 on small inputs
     if a.dtype.kind == "b":
         return a.copy()
+    if a.itemsize == 2 and a.dtype.kind != "i":   # bf16/fp16 as they are (half_native)
+        r = _lowp.relu(a)
+        return r if r is not None else cast(np.maximum(0, cast(a, np.float32)), a.dtype)
     z = _ZEROS.get(a.dtype)
     if z is None:
         z = _ZEROS[a.dtype] = np.zeros((), a.dtype)
@@ -104,7 +108,7 @@ _ZEROS = {}
 
 
 _unary("relu", _relu_kernel, lambda ctx, g: (dispatch(THRESHOLD_BACKWARD, (g, ctx.out, 0)),),
-       DEFAULT, save_out=True, allowed={1, 2})
+       DEFAULT, save_out=True, allowed={1, 2}, half_native=True)
 
 
 def _threshold_backward_vjp(ctx, gg):
@@ -127,6 +131,10 @@ def _threshold_backward_kernel(g, out, threshold):
     if (g.dtype.kind != "f" and g.dtype != _BF16) or g.shape != out.shape \
             or g.dtype.itemsize not in (2, 4, 8) or not g.ndim or not isinstance(out, np.ndarray):
         return np.where(out <= threshold, 0, g).astype(g.dtype, copy=False)
+    if threshold == 0 and out.itemsize == 2:
+        r = _lowp.relu_backward(g, out)         # bf16/fp16 relu: on the bits, one pass
+        if r is not None:
+            return r
     it = np.dtype(f"i{g.dtype.itemsize}")
     if out.itemsize == 2:        # bf16/fp16: compare in float32 (exact), not element-wise
         out = cast(out, np.float32)
