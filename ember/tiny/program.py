@@ -63,8 +63,8 @@ def _nbytes(t):
 class TrainingProgram:
     """A compiled training step: `step(x, y)` updates `parameters` in place, returns loss."""
 
-    def __init__(self, model, example, loss, lr, scheme, reorder):
-        self.lr, self.scheme, self.reorder = lr, scheme, reorder
+    def __init__(self, model, example, loss, lr, scheme, reorder, inplace=True):
+        self.lr, self.scheme, self.reorder, self.inplace = lr, scheme, reorder, inplace
         self._source = (model, example, loss)
         self.model = prepare_model(model, scheme)
         named = list(self.model.named_parameters())
@@ -147,29 +147,62 @@ class TrainingProgram:
                 self.sizes[n] = _nbytes(val)
 
     def _storage(self, n):
-        return self.view_of.get(n, n)
+        root = self.view_of.get(n, n)
+        return self.inplace_of.get(root, root)
+
+    def _nbytes_of(self, n):
+        shape, dtype = self.layout[n]
+        return int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+
+    def _merge_inplace(self, pos, last, reads):
+        """A pointwise op whose tensor input dies at that op (or is next overwritten with the
+        op's own result: `relu_` traces as relu + copy_) writes its output over the input
+        (same bytes): activations and gradient masks cost no new buffer."""
+        def copies_back(r, s, n):
+            return (getattr(getattr(r, "target", None), "__name__", "") == "copy_"
+                    and self._storage(r.args[0]) is s and r.args[1] is n)
+
+        def dies_at(s, n):
+            later = sorted((i, r) for i, r in reads.get(s, ()) if i > pos[n])
+            return not later or copies_back(later[0][1], s, n)
+
+        for n in self.sizes:
+            if "pointwise" not in getattr(n.target, "tags", ()):
+                continue
+            for a in n.all_input_nodes:
+                s = self._storage(a)
+                if (s in self.sizes and dies_at(s, n) and s is not self._storage(
+                        self.loss_node) and self._nbytes_of(s) == self._nbytes_of(n)):
+                    self.inplace_of[n] = s
+                    last[s] = max(last[s], last.pop(n, pos[n]))
+                    reads[s] += reads.pop(n, [])
+                    break
 
     def _plan(self):
+        self.inplace_of = {}
         pos = {}
         for i, item in enumerate(self.schedule):
             if item[0] == "node":
                 pos[item[1]] = i
-        last = {}
+        last, reads = {}, {}
         for i, item in enumerate(self.schedule):
             readers = item[1].all_input_nodes if item[0] == "node" else [item[2]]
             for a in readers:
                 s = self._storage(a)
                 last[s] = max(last.get(s, 0), i)
+                reads.setdefault(s, []).append((i, item[1]))
         end = len(self.schedule) - 1
         last[self._storage(self.loss_node)] = end
+        if self.inplace:
+            self._merge_inplace(pos, last, reads)
         x_node, y_node = [n for n in self.graph_module.graph.nodes if n.op == "placeholder"][:2]
         tangent = [n for n in self.graph_module.graph.nodes
                    if n.op == "placeholder" and n.name.startswith("tangents")]
         self.buffers = {}
         for n in [x_node, y_node] + tangent + list(self.sizes):
-            shape, dtype = self.layout[n]
-            nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-            self.buffers[n] = Buffer(n.name, nbytes, pos[n], max(last.get(n, pos[n]), pos[n]))
+            if n not in self.inplace_of:
+                self.buffers[n] = Buffer(n.name, self._nbytes_of(n), pos[n],
+                                         max(last.get(n, pos[n]), pos[n]))
         self.arena_bytes = plan_arena(list(self.buffers.values()))
         self.param_sram_bytes = sum(_nbytes(p) for p, r in zip(self.parameters, self.trainable)
                                     if r)
@@ -189,9 +222,9 @@ class TrainingProgram:
         return env
 
     def _slot(self, arena, n):
-        b = self.buffers[n]
+        b = self.buffers[self._storage(n)]
         shape, dtype = self.layout[n]
-        return arena[b.offset:b.offset + b.nbytes].view(dtype).reshape(shape)
+        return arena[b.offset:b.offset + self._nbytes_of(n)].view(dtype).reshape(shape)
 
     def step(self, x, y):
         """One training step in the planned arena; updates `self.parameters` in place and
@@ -212,7 +245,7 @@ class TrainingProgram:
             if n.op != "call_function":
                 continue
             val = n.target(*_map(n.args, env), **_map(n.kwargs, env))
-            if n in self.buffers:
+            if n in self.sizes:
                 slot = self._slot(arena, n)
                 np.copyto(slot, val.numpy())
                 val = from_numpy(slot)
@@ -287,10 +320,11 @@ def _hashable(a):
 
 
 def compile_training(model, example, loss, optimizer="sgd", lr=0.01, scheme=None,
-                     reorder=True):
+                     reorder=True, inplace=True):
     """Compile one training step of `model` on `example` = (input, target) with `loss`
     (e.g. nn.functional.cross_entropy) into a TrainingProgram. `scheme` (UpdateScheme)
-    defaults to the full update."""
+    defaults to the full update; `reorder` moves updates next to their gradients;
+    `inplace` lets pointwise ops overwrite an input that dies there."""
     if optimizer != "sgd":
         raise NotImplementedError(f"ember.tiny.compile_training: optimizer '{optimizer}' "
                                   "(only plain 'sgd' is compiled)")
@@ -300,4 +334,4 @@ def compile_training(model, example, loss, optimizer="sgd", lr=0.01, scheme=None
     if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
         raise ValueError(f"compile_training: invalid learning rate {lr!r}")
     scheme = scheme or UpdateScheme.full(model)
-    return TrainingProgram(model, example, loss, float(lr), scheme, reorder)
+    return TrainingProgram(model, example, loss, float(lr), scheme, reorder, inplace)

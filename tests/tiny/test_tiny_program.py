@@ -153,3 +153,16 @@ def test_bad_input():
     with pytest.raises(ValueError, match="no parameter"):
         compile_training(model, (x, y), nn.functional.cross_entropy,
                          scheme=UpdateScheme({"0": "frozen"}))
+
+
+def test_inplace_pointwise_shares_buffers():
+    model = _net()
+    x, y = _data()
+    kw = dict(lr=LR, scheme=UpdateScheme.full(model))
+    own = compile_training(model, (x, y), nn.functional.cross_entropy, inplace=False, **kw)
+    shared = compile_training(model, (x, y), nn.functional.cross_entropy, **kw)
+    assert shared.inplace_of and not own.inplace_of
+    assert shared.arena_bytes < own.arena_bytes
+    assert shared.step(x, y) == own.step(x, y)
+    for a, b in zip(shared.parameters, own.parameters):
+        assert ember.equal(a, b)
