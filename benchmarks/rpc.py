@@ -3,9 +3,10 @@
 Writes benchmarks/results/rpc.json and rpc.md and prints the table. For each library,
 two processes are started (spawn); worker0 times `rpc_sync(worker1, echo, (x,))` for a
 no-op call and for 1 MB and 64 MB float32 tensors that travel both ways. Libraries run
-alternately, twice each; the table keeps the best median. ember also reports the
-array-data copies its wire layer made per round trip, and the throughput of a parameter
-server stepped by 1 vs 4 trainers at once (distributed autograd + DistributedOptimizer).
+alternately, three times each (the machine is shared); the table keeps the best median.
+ember also reports the array-data copies its wire layer made per round trip, and the
+throughput of a parameter server stepped by 1 vs 4 trainers at once (distributed autograd
++ DistributedOptimizer).
 """
 import json
 import multiprocessing as mp
@@ -139,7 +140,7 @@ def _run(target, n, *args):
 
 def main():
     results = {"ember": {}, "torch": {}}
-    for _ in range(2):
+    for _ in range(3):
         for lib in ("ember", "torch"):
             r = _run(_latency_worker, 2, lib)
             for k, v in r.items():
