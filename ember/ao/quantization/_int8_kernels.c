@@ -25,7 +25,7 @@
 #include <string.h>
 #include <math.h>
 #include <omp.h>
-#if defined(__AVX512VNNI__) || defined(__AVX512BW__) || defined(__AVX512F__)
+#if defined(__AVX512VNNI__) || defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
@@ -400,7 +400,65 @@ static void em_tile_narrow1(int64_t mr, const int8_t *w, int64_t kp, const uint8
 }
 #endif
 
-#ifndef __AVX512VNNI__
+#if !defined(__AVX512VNNI__) && defined(__AVX2__)
+/* 4 weight bytes as int16, repeated over the register's four 64-bit lanes. */
+static inline __m256i em_w4(const int8_t *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm256_broadcastq_epi64(_mm_cvtepi8_epi16(_mm_cvtsi32_si128(v)));
+}
+
+/* The AVX2 tile (no VNNI): 2 rows x 16 columns; the panel bytes are widened to int16 and
+   vpmaddwd sums pairs of products exactly into int32 (vpmaddubsw would saturate at
+   2 * 255 * 127). Column pairs are added once at the end. */
+static void em_tile_c(int mr, const int8_t *w, int64_t kp, const uint8_t *pk, int64_t kg,
+                      const int32_t *off, int64_t oc0, int64_t col0, int64_t cols,
+                      const em_requant *q, void *out, int64_t p_, int64_t octot, int64_t ocbase) {
+    for (int r0 = 0; r0 < mr; r0 += 2) {
+        const int8_t *w0 = w + (oc0 + r0) * kp;
+        const int8_t *w1 = w + (oc0 + (r0 + 1 < mr ? r0 + 1 : r0)) * kp;
+        for (int cb = 0; cb < NR && col0 + cb < cols; cb += 16) {
+            __m256i s00 = _mm256_setzero_si256(), s01 = s00, s02 = s00, s03 = s00;
+            __m256i s10 = s00, s11 = s00, s12 = s00, s13 = s00;
+            for (int64_t g = 0; g < kg; g++) {
+                const uint8_t *pp = pk + g * NR * 4 + cb * 4;
+                __m256i A0 = _mm256_loadu_si256((const __m256i *)pp);
+                __m256i A1 = _mm256_loadu_si256((const __m256i *)(pp + 32));
+                __m256i a0 = _mm256_cvtepu8_epi16(_mm256_castsi256_si128(A0));
+                __m256i a1 = _mm256_cvtepu8_epi16(_mm256_extracti128_si256(A0, 1));
+                __m256i a2 = _mm256_cvtepu8_epi16(_mm256_castsi256_si128(A1));
+                __m256i a3 = _mm256_cvtepu8_epi16(_mm256_extracti128_si256(A1, 1));
+                __m256i x = em_w4(w0 + 4 * g), y = em_w4(w1 + 4 * g);
+                s00 = _mm256_add_epi32(s00, _mm256_madd_epi16(a0, x));
+                s01 = _mm256_add_epi32(s01, _mm256_madd_epi16(a1, x));
+                s02 = _mm256_add_epi32(s02, _mm256_madd_epi16(a2, x));
+                s03 = _mm256_add_epi32(s03, _mm256_madd_epi16(a3, x));
+                s10 = _mm256_add_epi32(s10, _mm256_madd_epi16(a0, y));
+                s11 = _mm256_add_epi32(s11, _mm256_madd_epi16(a1, y));
+                s12 = _mm256_add_epi32(s12, _mm256_madd_epi16(a2, y));
+                s13 = _mm256_add_epi32(s13, _mm256_madd_epi16(a3, y));
+            }
+            int32_t t[2][16];
+            /* hadd gives columns (0 1 4 5 | 2 3 6 7); the permutation restores the order */
+            _mm256_storeu_si256((__m256i *)t[0], _mm256_permute4x64_epi64(
+                _mm256_hadd_epi32(s00, s01), 0xD8));
+            _mm256_storeu_si256((__m256i *)(t[0] + 8), _mm256_permute4x64_epi64(
+                _mm256_hadd_epi32(s02, s03), 0xD8));
+            _mm256_storeu_si256((__m256i *)t[1], _mm256_permute4x64_epi64(
+                _mm256_hadd_epi32(s10, s11), 0xD8));
+            _mm256_storeu_si256((__m256i *)(t[1] + 8), _mm256_permute4x64_epi64(
+                _mm256_hadd_epi32(s12, s13), 0xD8));
+            for (int r = 0; r < 2 && r0 + r < mr; r++) {
+                int64_t oc = oc0 + r0 + r;
+                for (int j = 0; j < 16 && col0 + cb + j < cols; j++)
+                    em_store1(q, oc, t[r][j] - off[oc], out,
+                              em_out_index(ocbase + oc, col0 + cb + j, p_, octot));
+            }
+        }
+    }
+}
+#elif !defined(__AVX512VNNI__)
+/* The portable tile: plain C over the same layout (the compiler vectorizes the j loop). */
 static void em_tile_c(int mr, const int8_t *w, int64_t kp, const uint8_t *pk, int64_t kg,
                       const int32_t *off, int64_t oc0, int64_t col0, int64_t cols,
                       const em_requant *q, void *out, int64_t p_, int64_t octot, int64_t ocbase) {
