@@ -261,10 +261,10 @@ def test_bad_inputs_raise():
              [1, 1], [0, 0], [1, 1], 1, 0.1, 0, None, "none", [], None)
 
 
-@pytest.mark.parametrize("capability", ["avx2", "avx512"])
+@pytest.mark.parametrize("capability", ["default", "avx2", "avx512"])
 def test_portable_c_paths(monkeypatch, capability):
-    """Built for AVX2 (plain C GEMM, plane-wise depthwise) or AVX-512 without VNNI/VBMI, the
-    kernels give the same integers as torch."""
+    """Built for baseline x86-64 (plain C tile), AVX2 (the vpmaddwd tile, plane-wise integer
+    depthwise) or AVX-512 without VNNI/VBMI, the kernels give the same integers as torch."""
     from ember._inductor import config, native
     monkeypatch.setattr(config.cpp, "cpu_capability", capability)
     K._library.cache_clear()
