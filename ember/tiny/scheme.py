@@ -37,8 +37,9 @@ class UpdateScheme:
 
     @classmethod
     def bias_only(cls, model):
-        """Every layer's bias (TinyTL's setting); layers without a bias stay frozen."""
-        return cls({n: "bias" for n, m in trainable_layers(model) if m.bias is not None})
+        """Every layer's bias (TinyTL's setting). A conv followed by BatchNorm has one after
+        folding; a layer with no bias even then updates nothing."""
+        return cls({n: "bias" for n, _ in trainable_layers(model)})
 
     @classmethod
     def last_k(cls, model, k, ratio=1.0):

@@ -13,6 +13,7 @@ import random
 import time
 
 from .finetune import finetune, with_head
+from .fold import fold_bn
 from .program import compile_training
 from .scheme import UpdateScheme, trainable_layers
 from .. import nn
@@ -38,9 +39,9 @@ def scheme_peak_bytes(model, example, scheme, cache=None):
 def contributions(model, train, val, layers, ratios=RATIOS, **finetune_kw):
     """{layer: {rule: accuracy gain over classifier-only fine-tuning}}, and the baseline."""
     base = finetune(model, UpdateScheme({}), train, val, **finetune_kw)[0]
-    gains = {}
+    folded, gains = fold_bn(model), {}
     for name in layers:
-        rules = (["bias"] if model.get_submodule(name).bias is not None else []) + list(ratios)
+        rules = (["bias"] if folded.get_submodule(name).bias is not None else []) + list(ratios)
         gains[name] = {r: finetune(model, UpdateScheme({name: r}), train, val,
                                    **finetune_kw)[0] - base for r in rules}
     return gains, base
