@@ -194,11 +194,15 @@ class GraphModule(Module):
         return res
 
     def __deepcopy__(self, memo):
+        # the copy is in memo before the attributes are copied, so an attribute that refers
+        # back to this module (a wrapper holding it) gets the copy, not endless recursion
+        out = GraphModule.__new__(GraphModule)
+        memo[id(self)] = out
         fake = Module()
         fake.__dict__ = copy.deepcopy(
             {k: v for k, v in self.__dict__.items() if k not in ("_graph", "_code")}, memo)
         graph = copy.deepcopy(self._graph, memo)
-        out = GraphModule(fake, graph, self.__class__.__name__)
+        out.__init__(fake, graph, self.__class__.__name__)
         out.meta = copy.deepcopy(getattr(self, "meta", {}), memo)
         return out
 

@@ -247,6 +247,26 @@ def test_deepcopy_graph_module():
     assert gm2.code == gm.code
 
 
+def test_deepcopy_graph_module_referred_to_by_its_own_attributes():
+    """An object reachable from the module that points back at it (pt2e's train/eval
+    guards) gets the copy, as in torch.fx, instead of recursing forever."""
+    import copy
+
+    class Holder:
+        pass
+    root = ember.nn.Module()
+    root.lin = ember.nn.Linear(3, 3)
+    g = fx.Graph()
+    g.output(g.call_module("lin", (g.placeholder("x"),)))
+    gm = fx.GraphModule(root, g)
+    h = Holder()
+    h.gm = gm
+    gm.meta["holder"] = h
+    gm.lin.back = h
+    gm2 = copy.deepcopy(gm)
+    assert gm2.meta["holder"].gm is gm2 and gm2.lin.back.gm is gm2 and gm2 is not gm
+
+
 def test_pickle_graph_module_with_registry_ops_and_submodules():
     import pickle
     root = ember.nn.Module()
