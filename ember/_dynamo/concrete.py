@@ -9,7 +9,8 @@ function called at a break is itself compiled (PyTorch compiles such frames too)
 import dis
 import operator
 
-from .symbolic_convert import _instructions, _NB_OPS, _BINARY, _COMPARE
+from .operators import _NB_OPS, _BINARY, _COMPARE
+from .symbolic_convert import _instructions
 
 __all__ = ["NULL_OBJ", "step", "run_rest", "Returned"]
 

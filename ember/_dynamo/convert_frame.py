@@ -14,8 +14,10 @@ from .exc import Unsupported, BackendCompilerFailed
 from ..fx.passes.graph_signature import graph_signature
 from .output_graph import OutputGraph
 from .utils import counters, dynamo_timed
-from .symbolic_convert import (InstructionTranslator, ReturnAt, _Null,
-                               _CellVariable, _NumpyMethod)
+from .symbolic_convert import InstructionTranslator, ReturnAt
+from .calls import _Null
+from .numpy_interop import _NumpyMethod
+from .scope import _CellVariable
 from .variables.base import ConstantVariable
 from .variables.containers import (BaseListVariable, DictVariable, IteratorVariable,
                                    SliceVariable, RangeVariable)

@@ -226,7 +226,7 @@ class VariableBuilder:
             return GradModeClassVariable(value, source)
         if isinstance(value, type) and _is_context_class(value):
             return ContextClassVariable(value, source)
-        from ..symbolic_convert import _is_numpy_callable
+        from ..numpy_interop import _is_numpy_callable
         if _is_numpy_callable(value) and (not isinstance(value, type) or
                                           issubclass(value, np.generic)):
             return NumpyFunctionVariable(value, source)     # np.sin, np.float32(x)
