@@ -62,11 +62,16 @@ def _texture(kind, size, rng):
     return rng.uniform(size=(size, size)) > 0.5
 
 
+# A small palette: colours then repeat across samples of every class, so a network cannot
+# tell samples apart (and memorize them) by their colours instead of learning the pattern.
+PALETTE = np.array([[0.9, 0.9, 0.9], [-0.9, -0.9, -0.9], [0.9, -0.6, -0.6],
+                    [-0.6, 0.8, -0.6], [-0.6, -0.6, 0.9], [0.8, 0.8, -0.7]], np.float32)
+
+
 def _render(masks, rng, size):
-    """Colour a boolean mask over a random background, add noise; (3, size, size)."""
-    fg, bg = rng.uniform(-1, 1, size=(2, 3, 1, 1)).astype(np.float32)
-    while np.abs(fg - bg).mean() < 0.5:
-        fg = rng.uniform(-1, 1, size=(3, 1, 1)).astype(np.float32)
+    """Colour a boolean mask over a background of another palette colour, add noise;
+    (3, size, size)."""
+    fg, bg = PALETTE[rng.choice(len(PALETTE), size=2, replace=False)][:, :, None, None]
     img = np.where(masks[None], fg, bg)
     img = img + rng.normal(0, 0.15, size=img.shape).astype(np.float32)
     return np.clip(img, -1, 1).astype(np.float32)
