@@ -128,16 +128,8 @@ def _weight(gm, n, out_channels):
 
 def _const(gm, before, prefix, value):
     import ember
-    k = 0
-    while hasattr(gm, f"{prefix}{k}"):
-        k += 1
-    name = f"{prefix}{k}"
-    t = ember.from_numpy(value)
-    setattr(gm, name, t)
-    with gm.graph.inserting_before(before):
-        node = gm.graph.get_attr(name)
-    node.meta["val"] = t
-    return node
+    from ..ao.quantization.pt2e.utils import add_attr_node
+    return add_attr_node(gm, prefix, ember.from_numpy(value), before)
 
 
 def _only_user(n):

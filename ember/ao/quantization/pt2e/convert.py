@@ -14,8 +14,7 @@ import ember
 from ....fx import Node
 from ..observer import NoopObserver, PlaceholderObserver, ReuseInputObserver, _is_per_channel
 from .prepare import is_activation_post_process
-from .utils import DEQUANTIZE_OPS, QUANTIZE_OPS, get_attr_value, new_attr_name, \
-    set_attr_value
+from .utils import DEQUANTIZE_OPS, QUANTIZE_OPS, add_attr_node, get_attr_value
 
 __all__ = ["convert_observers_to_qdq", "duplicate_dq", "fold_quantize", "remove_unused_attrs"]
 
@@ -27,15 +26,6 @@ def _underlying_dtype(dtype):
 
 def _quantizable(dtype):
     return _underlying_dtype(dtype) in (ember.int8, ember.uint8, ember.int16, ember.int32)
-
-
-def _attr_node(gm, prefix, value, before):
-    name = new_attr_name(gm, prefix)
-    set_attr_value(gm, name, value)
-    with gm.graph.inserting_before(before):
-        node = gm.graph.get_attr(name)
-    node.meta["val"] = value
-    return node
 
 
 def _dq_kwargs(input_node):
@@ -52,8 +42,8 @@ def _replace_static(gm, node, obs):
     dtype = _underlying_dtype(obs.dtype)
     x = node.args[0]
     if _is_per_channel(obs.qscheme):
-        s_node = _attr_node(gm, "_scale_", scale, node)
-        z_node = _attr_node(gm, "_zero_point_", zero_point, node)
+        s_node = add_attr_node(gm, "_scale_", scale, node)
+        z_node = add_attr_node(gm, "_zero_point_", zero_point, node)
         qargs = (s_node, z_node, int(obs.ch_axis), obs.quant_min, obs.quant_max, dtype)
         qop, dqop = q.quantize_per_channel.default, q.dequantize_per_channel.default
     else:
@@ -180,7 +170,7 @@ def fold_quantize(gm):
             continue
         with ember.no_grad():
             value = _evaluate(gm, node).detach()
-        attr = _attr_node(gm, "_frozen_param", value, node)
+        attr = add_attr_node(gm, "_frozen_param", value, node)
         node.replace_all_uses_with(attr)
         graph.erase_node(node)
     graph.eliminate_dead_code()

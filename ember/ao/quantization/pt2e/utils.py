@@ -87,6 +87,17 @@ def new_attr_name(gm, prefix):
     return f"{prefix}{i}"
 
 
+def add_attr_node(gm, prefix, value, before):
+    """A get_attr node, inserted before `before`, reading `value` installed on gm under a
+    fresh `prefix<k>` name (meta["val"] set): how passes add constants to a graph."""
+    name = new_attr_name(gm, prefix)
+    set_attr_value(gm, name, value)
+    with gm.graph.inserting_before(before):
+        node = gm.graph.get_attr(name)
+    node.meta["val"] = value
+    return node
+
+
 def fold_bn_weights(w, b, rm, rv, eps, gamma, beta, transposed=False):
     """Conv weights with an eval-mode BatchNorm folded in:
     w' = w * gamma / sqrt(rv + eps) (per output channel), b' = (b - rm) * that + beta."""
