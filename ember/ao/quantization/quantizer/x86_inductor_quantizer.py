@@ -14,15 +14,14 @@ from dataclasses import dataclass
 
 import ember
 from ....fx import Node
-from ..fake_quantize import FakeQuantize, FusedMovingAvgObsFakeQuantize
-from ..observer import (HistogramObserver, MovingAverageMinMaxObserver,
-                        MovingAveragePerChannelMinMaxObserver, PerChannelMinMaxObserver,
-                        PlaceholderObserver)
+from ..fake_quantize import FusedMovingAvgObsFakeQuantize
+from ..observer import MovingAveragePerChannelMinMaxObserver, PerChannelMinMaxObserver
 from ..pt2e.utils import is_conv, is_linear, is_op
 from .quantizer import (Q_ANNOTATION_KEY, QuantizationAnnotation, QuantizationSpec,
                         Quantizer, SharedQuantizationSpec)
-from .xnnpack_quantizer_utils import (QuantizationConfig, get_bias_qspec, get_input_act_qspec,
-                                      get_output_act_qspec, get_weight_qspec)
+from .xnnpack_quantizer_utils import (QuantizationConfig, activation_spec, get_bias_qspec,
+                                      get_input_act_qspec, get_output_act_qspec,
+                                      get_weight_qspec)
 
 __all__ = ["X86InductorQuantizer", "get_default_x86_inductor_quantization_config"]
 
@@ -44,20 +43,9 @@ def get_default_x86_inductor_quantization_config(is_qat=False, is_dynamic=False,
                                                  reduce_range=False):
     """uint8 affine activations (HistogramObserver; QAT: fused fake quant), int8
     per-channel symmetric weights; reduce_range for CPUs without VNNI."""
-    extra = {"eps": 2 ** -12}
-    if is_qat:
-        if is_dynamic:
-            act_ctr = FakeQuantize
-            extra["observer"] = MovingAverageMinMaxObserver.with_args(averaging_constant=1)
-        else:
-            act_ctr = FusedMovingAvgObsFakeQuantize
-    else:
-        act_ctr = PlaceholderObserver if is_dynamic else HistogramObserver
-    act = QuantizationSpec(dtype=ember.uint8, quant_min=0,
-                           quant_max=127 if reduce_range else 255,
-                           qscheme=ember.per_tensor_affine, is_dynamic=is_dynamic,
-                           observer_or_fake_quant_ctr=act_ctr.with_args(**extra))
+    act = activation_spec(ember.uint8, 0, 127 if reduce_range else 255, is_qat, is_dynamic)
     w_ctr = FusedMovingAvgObsFakeQuantize if is_qat else PerChannelMinMaxObserver
+    extra = {"eps": 2 ** -12}
     if is_qat:
         extra["observer"] = MovingAveragePerChannelMinMaxObserver
     weight = QuantizationSpec(dtype=ember.int8, quant_min=-128, quant_max=127,

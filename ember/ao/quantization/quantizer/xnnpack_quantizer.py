@@ -9,12 +9,12 @@ FusedMovingAvgObsFakeQuantize; dynamic uses a PlaceholderObserver).
 import functools
 
 import ember
-from ..observer import (HistogramObserver, MinMaxObserver, MovingAverageMinMaxObserver,
-                        MovingAveragePerChannelMinMaxObserver, PerChannelMinMaxObserver,
-                        PlaceholderObserver)
-from ..fake_quantize import FakeQuantize, FusedMovingAvgObsFakeQuantize
+from ..observer import (MinMaxObserver, MovingAverageMinMaxObserver,
+                        MovingAveragePerChannelMinMaxObserver, PerChannelMinMaxObserver)
+from ..fake_quantize import FusedMovingAvgObsFakeQuantize
 from .quantizer import QuantizationSpec, Quantizer
-from .xnnpack_quantizer_utils import OP_TO_ANNOTATOR, QuantizationConfig, propagate_annotation
+from .xnnpack_quantizer_utils import (OP_TO_ANNOTATOR, QuantizationConfig, activation_spec,
+                                      propagate_annotation)
 
 __all__ = ["XNNPACKQuantizer", "get_symmetric_quantization_config"]
 
@@ -24,18 +24,7 @@ def get_symmetric_quantization_config(is_per_channel=False, is_qat=False, is_dyn
                                       act_qmin=-128, act_qmax=127, weight_qmin=-127,
                                       weight_qmax=127):
     """PyTorch's XNNPACK config: which observers and ranges for activations and weights."""
-    extra = {"eps": 2 ** -12}
-    if is_qat:
-        if is_dynamic:
-            act_ctr = FakeQuantize
-            extra["observer"] = MovingAverageMinMaxObserver.with_args(averaging_constant=1)
-        else:
-            act_ctr = FusedMovingAvgObsFakeQuantize
-    else:
-        act_ctr = PlaceholderObserver if is_dynamic else HistogramObserver
-    act = QuantizationSpec(dtype=ember.int8, quant_min=act_qmin, quant_max=act_qmax,
-                           qscheme=ember.per_tensor_affine, is_dynamic=is_dynamic,
-                           observer_or_fake_quant_ctr=act_ctr.with_args(**extra))
+    act = activation_spec(ember.int8, act_qmin, act_qmax, is_qat, is_dynamic)
     w_qscheme = ember.per_channel_symmetric if is_per_channel else ember.per_tensor_symmetric
     w_ctr = MinMaxObserver
     if is_qat:

@@ -62,6 +62,25 @@ def mark_nodes_as_annotated(nodes):
         n.meta[Q_ANNOTATION_KEY]._annotated = True
 
 
+def activation_spec(dtype, quant_min, quant_max, is_qat, is_dynamic):
+    """The activation spec of both built-in quantizers, PyTorch's choice of observer:
+    HistogramObserver (static), PlaceholderObserver (dynamic), fused moving-average fake
+    quant (QAT; a moving-average FakeQuantize for dynamic QAT), eps 2**-12."""
+    from ..fake_quantize import FakeQuantize, FusedMovingAvgObsFakeQuantize
+    from ..observer import HistogramObserver, MovingAverageMinMaxObserver, PlaceholderObserver
+    extra = {"eps": 2 ** -12}
+    if is_qat and is_dynamic:
+        ctr = FakeQuantize
+        extra["observer"] = MovingAverageMinMaxObserver.with_args(averaging_constant=1)
+    elif is_qat:
+        ctr = FusedMovingAvgObsFakeQuantize
+    else:
+        ctr = PlaceholderObserver if is_dynamic else HistogramObserver
+    return QuantizationSpec(dtype=dtype, quant_min=quant_min, quant_max=quant_max,
+                            qscheme=ember.per_tensor_affine, is_dynamic=is_dynamic,
+                            observer_or_fake_quant_ctr=ctr.with_args(**extra))
+
+
 def get_input_act_qspec(config):
     if config is None or config.input_activation is None:
         return None
