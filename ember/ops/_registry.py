@@ -127,6 +127,20 @@ def _packet(name, namespace="aten"):
     return _PACKETS[namespace, name]
 
 
+def namespace_getattr(namespace):
+    """A PEP 562 module `__getattr__` for an op namespace module (`ember.ops.onednn`,
+    `ember.ops.quantized_decomposed`): `module.<name>` is that op's overload packet."""
+    def __getattr__(name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return _packet(name, namespace)
+        except KeyError:
+            raise AttributeError(
+                f"'_OpNamespace' '{namespace}' object has no attribute '{name}'") from None
+    return __getattr__
+
+
 class OpDef:
     def __init__(self, name, kernel=None, *, meta=None, vjp=None, decomp=None, tags=(),
                  amp_policy="none", save=None, save_out=False, check=False, view=False,
@@ -430,6 +444,12 @@ def get(name):
         return REGISTRY[name]
     except KeyError:
         raise NotImplementedError(f"ember: no op named '{name}' in the registry") from None
+
+
+def export(names, *fns):
+    """Lists an op family's public functions in its `__all__` (`names`), which
+    `import ember` star-imports: each becomes `ember.<fn.__name__>`."""
+    names.extend(f.__name__ for f in fns)
 
 
 # ---------------------------------------------------------------------------

@@ -17,8 +17,9 @@ from .. import _dtype as D
 from .._dispatch import dispatch
 from .._tensor import Tensor, _wrap_dim
 from ._elementwise import inplace, write_out, type_name
-from ._registry import register
+from ._registry import register, export
 from . import shape as S
+from .shape import _zeros
 from . import complex as C
 from . import as_strided as AS
 from . import indexing as I
@@ -26,17 +27,6 @@ from . import indexing as I
 METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
 
 __all__ = []
-
-
-def _export(*fns):
-    for f in fns:
-        globals()[f.__name__] = f
-        __all__.append(f.__name__)
-
-
-def _zeros(shape, dtype):
-    from .creation import zeros
-    return zeros(shape, dtype=dtype)
 
 
 def _ones_like(t):
@@ -508,7 +498,7 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     return inplace(SCATTER_REDUCE, self, (self, d, index, src, reduce, bool(include_self)))
 
 
-_export(take_along_dim, index_copy, index_reduce, scatter_reduce)
+export(__all__, take_along_dim, index_copy, index_reduce, scatter_reduce)
 
 
 # ------------------------------------------------------- clone / contiguous formats
@@ -800,7 +790,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return dispatch(CDIST, (x1, x2, float(p), _CDIST_MODES[compute_mode]))
 
 
-_export(narrow_copy, kron, block_diag, trace, cdist)
+export(__all__, narrow_copy, kron, block_diag, trace, cdist)
 
 
 # ------------------------------------------------------------------------------- put
@@ -837,7 +827,7 @@ def put(input, index, source, accumulate=False):
     return put_(input.clone(), index, source, accumulate)
 
 
-_export(put)
+export(__all__, put)
 
 
 def _make_methods():

@@ -18,7 +18,7 @@ from .. import _dtype as D
 from .._dispatch import STATE, dispatch
 from .._tensor import Tensor, _wrap_dim
 from ._elementwise import inplace, write_out, type_name
-from ._registry import register
+from ._registry import register, export
 from . import shape as S
 from .mask import (_zeros, _const, _fill_value, _data_dependent, masked_fill,  # noqa: F401
                    masked_fill_, masked_select, masked_scatter, masked_scatter_, where,
@@ -27,12 +27,6 @@ from .mask import (_zeros, _const, _fill_value, _data_dependent, masked_fill,  #
 METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
 
 __all__ = []
-
-
-def _export(*fns):
-    for f in fns:
-        globals()[f.__name__] = f
-        __all__.append(f.__name__)
 
 
 def _np(x):
@@ -789,8 +783,8 @@ def take(input, index):
     return dispatch(INDEX, (flat, [index], (0,)))
 
 
-_export(index_put, index_put_, gather, scatter, scatter_add, index_select, index_add,
-        index_fill, take)
+export(__all__, index_put, index_put_, gather, scatter, scatter_add, index_select, index_add,
+       index_fill, take)
 
 
 def _make_methods():

@@ -13,8 +13,9 @@ from .. import _dtype as D
 from .._dispatch import dispatch
 from .._tensor import Tensor
 from ._elementwise import pointwise, inplace, write_out, type_name, DEFAULT, broadcast_shapes
-from ._registry import register
+from ._registry import register, export
 from . import shape as S
+from .shape import _zeros
 
 METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
 
@@ -24,17 +25,6 @@ __all__ = []
 def _cat(tensors):
     from .join import cat       # join is a layer above (it uses shape's views)
     return cat(tensors)
-
-
-def _export(*fns):
-    for f in fns:
-        globals()[f.__name__] = f
-        __all__.append(f.__name__)
-
-
-def _zeros(shape, dtype):
-    from .creation import zeros
-    return zeros(shape, dtype=dtype)
 
 
 def _const(value, dtype):
@@ -187,13 +177,18 @@ def _masked_scatter_vjp(ctx, g):
     return gi, None, gs
 
 
-def _masked_scatter_meta(input, mask, source):
+def _check_masked_scatter_dtypes(input, mask, source):
+    """PyTorch's two dtype errors, raised by the meta and by the eager call alike."""
     if mask._dtype is not D.bool:
         raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with "
                            f"dtype {_cpp_name(mask._dtype)}")
     if source._dtype is not input._dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
                            f"got {type_name(input._dtype)} and {type_name(source._dtype)}")
+
+
+def _masked_scatter_meta(input, mask, source):
+    _check_masked_scatter_dtypes(input, mask, source)
     try:
         ok = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape)) == tuple(input.shape)
     except ValueError:
@@ -223,12 +218,7 @@ MASKED_SCATTER = register("masked_scatter", _masked_scatter_kernel, save=(1,),
 
 
 def masked_scatter(input, mask, source):
-    if mask._dtype is not D.bool:
-        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with "
-                           f"dtype {_cpp_name(mask._dtype)}")
-    if source._dtype is not input._dtype:
-        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
-                           f"got {type_name(input._dtype)} and {type_name(source._dtype)}")
+    _check_masked_scatter_dtypes(input, mask, source)
     shape = tuple(broadcast_shapes(input._data.shape, mask._data.shape))
     if shape != input._data.shape:
         input = input.expand(shape)
@@ -318,7 +308,8 @@ def nonzero_static(input, *, size, fill_value=-1):
     return cat([nz, pad], 0)
 
 
-_export(masked_fill, masked_select, masked_scatter, where, nonzero, argwhere, nonzero_static)
+export(__all__, masked_fill, masked_select, masked_scatter, where, nonzero, argwhere,
+       nonzero_static)
 
 
 def _make_methods():

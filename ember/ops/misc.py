@@ -203,6 +203,17 @@ def corrcoef(input):
     return c.clamp(-1, 1) if not c.is_complex() else c
 
 
+def _sample_spacing(x, y, d):
+    """The distances between x's samples, shaped to broadcast against y along dim d (a 1-d
+    x gives the spacing of every slice)."""
+    dxs = diff(x, dim=-1 if x.dim() == 1 else d)
+    if x.dim() == 1:
+        shape = [1] * y.dim()
+        shape[d] = y.shape[d] - 1
+        dxs = dxs.reshape(shape)
+    return dxs
+
+
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     d = _wrap_dim(dim, y.dim(), "trapezoid")
     L = y.shape[d]
@@ -212,11 +223,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     if x is None:
         return (hi + lo).sum(d) * ((1 if dx is None else dx) / 2)
     if isinstance(x, Tensor):
-        dxs = diff(x, dim=-1 if x.dim() == 1 else d)
-        if x.dim() == 1:
-            shape = [1] * y.dim()
-            shape[d] = L - 1
-            dxs = dxs.reshape(shape)
+        dxs = _sample_spacing(x, y, d)
         return ((hi + lo) * dxs).sum(d) / 2
     return (hi + lo).sum(d) * (x / 2)
 
@@ -232,11 +239,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
         return y.narrow(d, 0, 0)
     hi, lo = y.narrow(d, 1, L - 1), y.narrow(d, 0, L - 1)
     if isinstance(x, Tensor):
-        dxs = diff(x, dim=-1 if x.dim() == 1 else d)
-        if x.dim() == 1:
-            shape = [1] * y.dim()
-            shape[d] = L - 1
-            dxs = dxs.reshape(shape)
+        dxs = _sample_spacing(x, y, d)
         return ((hi + lo) * dxs / 2).cumsum(d)
     step = (1 if dx is None else dx) if x is None else x
     return ((hi + lo) * (step / 2)).cumsum(d)

@@ -19,20 +19,13 @@ import math
 import numpy as np
 
 from .. import _dtype as D
-from ._registry import _packet, register
+from ._registry import namespace_getattr, register
 
 NS = "onednn"
 _QDTYPES = (D.uint8, D.int8)
 
 
-def __getattr__(name):
-    """`ember.ops.onednn.qlinear_pointwise`: the op's overload packet."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    try:
-        return _packet(name, NS)
-    except KeyError:
-        raise AttributeError(f"'_OpNamespace' '{NS}' object has no attribute '{name}'") from None
+__getattr__ = namespace_getattr(NS)   # ember.ops.onednn.qlinear_pointwise
 
 
 # ------------------------------------------------------------------ argument checks

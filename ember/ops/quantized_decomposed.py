@@ -17,7 +17,7 @@ Numerics as PyTorch's: quantize is `clamp(round(x * (1/scale)) + zero_point)` in
 import numpy as np
 
 from .. import _dtype as D
-from ._registry import _packet, register
+from ._registry import namespace_getattr, register
 
 NS = "quantized_decomposed"
 
@@ -28,14 +28,7 @@ QVALUE_BOUNDS = {d: (int(np.iinfo(d.np).min), int(np.iinfo(d.np).max))
 _HALF = (D.float16, D.bfloat16)
 
 
-def __getattr__(name):
-    """`ember.ops.quantized_decomposed.quantize_per_tensor`: the op's overload packet."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    try:
-        return _packet(name, NS)
-    except KeyError:
-        raise AttributeError(f"'_OpNamespace' '{NS}' object has no attribute '{name}'") from None
+__getattr__ = namespace_getattr(NS)   # ember.ops.quantized_decomposed.quantize_per_tensor
 
 
 # ------------------------------------------------------------------ checks (metas)

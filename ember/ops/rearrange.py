@@ -17,18 +17,12 @@ from .. import _dtype as D
 from .._dispatch import dispatch
 from .._tensor import Tensor, Size, _wrap_dim
 from ._elementwise import inplace, write_out, type_name
-from ._registry import register
+from ._registry import register, export
 from . import shape as S
 
 METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
 
 __all__ = []
-
-
-def _export(*fns):
-    for f in fns:
-        globals()[f.__name__] = f
-        __all__.append(f.__name__)
 
 
 def _ints(args, opname, what="dims"):
@@ -664,10 +658,10 @@ def combinations(input, r=2, with_replacement=False):
     return S.reshape(index_select(input, 0, tensor(idx)), (-1, r))
 
 
-_export(tile, repeat_interleave, flip, fliplr, flipud, roll, rot90, tril, triu,
-        tril_indices, triu_indices, diag, diag_embed, diagflat, hsplit, vsplit, dsplit,
-        column_stack, row_stack, broadcast_shapes, broadcast_to, broadcast_tensors, meshgrid,
-        cartesian_prod, combinations)
+export(__all__, tile, repeat_interleave, flip, fliplr, flipud, roll, rot90, tril, triu,
+       tril_indices, triu_indices, diag, diag_embed, diagflat, hsplit, vsplit, dsplit,
+       column_stack, row_stack, broadcast_shapes, broadcast_to, broadcast_tensors, meshgrid,
+       cartesian_prod, combinations)
 
 
 def _make_methods():

@@ -17,17 +17,11 @@ from .._dispatch import dispatch
 from .._tensor import Tensor, _wrap_dim
 from ._elementwise import write_out, type_name
 from ._lowp import cast
-from ._registry import register, check_dtype_arg
+from ._registry import register, check_dtype_arg, export
 
 METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
 
 __all__ = []
-
-
-def _export(*fns):
-    for f in fns:
-        globals()[f.__name__] = f
-        __all__.append(f.__name__)
 
 
 def reduce_dims(dim, ndim, opname):
@@ -247,7 +241,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return res if out is None else write_out(out, res, "mean")
 
 
-_export(sum, mean)
+export(__all__, sum, mean)
 
 
 # ------------------------------------------------------------------ return types
@@ -610,7 +604,7 @@ def any(input, dim=None, keepdim=False, *, out=None):
     return _logical(ANY, input, dim, keepdim, out)
 
 
-_export(prod, max, min, amax, amin, argmax, argmin, all, any)
+export(__all__, prod, max, min, amax, amin, argmax, argmin, all, any)
 __all__.append("return_types")
 
 
@@ -725,7 +719,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return s, mean(input, None if isinstance(dim, bool) else dim, keepdim)
 
 
-_export(var, std, var_mean, std_mean)
+export(__all__, var, std, var_mean, std_mean)
 
 
 # ------------------------------------------------------------------- nansum
@@ -887,7 +881,7 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     return return_type("aminmax", ("min", "max"))(lo, hi)
 
 
-_export(nansum, nanmean, logsumexp, count_nonzero, aminmax)
+export(__all__, nansum, nanmean, logsumexp, count_nonzero, aminmax)
 
 
 def _make_methods():

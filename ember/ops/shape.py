@@ -10,17 +10,11 @@ from .._dispatch import dispatch
 from .._symbolic import SymInt
 from .._tensor import Tensor, Size, _wrap_dim
 from ._elementwise import type_name
-from ._registry import register
+from ._registry import register, export
 
 METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
 
 __all__ = []
-
-
-def _export(*fns):
-    for f in fns:
-        globals()[f.__name__] = f
-        __all__.append(f.__name__)
 
 
 def _shape_arg(shape, numel, opname):
@@ -315,7 +309,8 @@ def flatten(input, start_dim=0, end_dim=-1):
         if s != e else input
 
 
-_export(view, reshape, expand, expand_as, permute, transpose, t, squeeze, unsqueeze, flatten)
+export(__all__, view, reshape, expand, expand_as, permute, transpose, t, squeeze, unsqueeze,
+       flatten)
 
 
 def _mT(self):
@@ -373,6 +368,8 @@ _make_methods()
 # ------------------------------------------------------------ slice / select / narrow
 
 def _zeros(shape, dtype):
+    """Zeros for a vjp (mask and index_ops use it too); `zeros` is imported when called,
+    so importing shape does not import creation."""
     from .creation import zeros
     return zeros(shape, dtype=dtype)
 
@@ -860,8 +857,8 @@ def unflatten(input, dim, sizes):
 
 moveaxis = movedim
 
-_export(slice_scatter, select, select_scatter, narrow, split, split_with_sizes, chunk,
-        tensor_split, unbind, diagonal, diagonal_scatter, movedim, unflatten)
+export(__all__, slice_scatter, select, select_scatter, narrow, split, split_with_sizes, chunk,
+       tensor_split, unbind, diagonal, diagonal_scatter, movedim, unflatten)
 __all__ += ["moveaxis", "swapaxes", "swapdims"]
 
 # cat/stack live in join.py, one layer up: join uses this module's views. Code that

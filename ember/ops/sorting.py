@@ -20,18 +20,12 @@ from .. import _dtype as D
 from .._dispatch import dispatch
 from .._tensor import Tensor, _wrap_dim
 from ._elementwise import write_out, type_name
-from ._registry import register
+from ._registry import register, export
 from .reduction import return_type, _evenly_distribute_vjp
 
 METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
 
 __all__ = []
-
-
-def _export(*fns):
-    for f in fns:
-        globals()[f.__name__] = f
-        __all__.append(f.__name__)
 
 
 # ------------------------------------------------------------------------- helpers
@@ -552,7 +546,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     return _pair_out("mode", values, indices, out)
 
 
-_export(sort, argsort, msort, topk, kthvalue, median, nanmedian, mode)
+export(__all__, sort, argsort, msort, topk, kthvalue, median, nanmedian, mode)
 
 
 # ---------------------------------------------------------- quantile / nanquantile
@@ -887,7 +881,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     return _searchsorted_out(res, out, out_int32)
 
 
-_export(quantile, nanquantile, unique, unique_consecutive, searchsorted, bucketize)
+export(__all__, quantile, nanquantile, unique, unique_consecutive, searchsorted, bucketize)
 
 
 def _make_methods():
