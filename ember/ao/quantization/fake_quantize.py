@@ -16,7 +16,7 @@ from .observer import (FixedQParamsObserver, HistogramObserver,
                        MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver,
                        _is_per_channel, _is_per_tensor, _is_symmetric, _with_args,
                        _with_callable_args, default_fixed_qparams_range_0to1_observer,
-                       default_fixed_qparams_range_neg1to1_observer)
+                       default_fixed_qparams_range_neg1to1_observer, resize_to_saved)
 
 __all__ = [
     "FakeQuantizeBase", "FakeQuantize", "FixedQParamsFakeQuantize",
@@ -145,12 +145,7 @@ class FakeQuantize(FakeQuantizeBase):
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
                               missing_keys, unexpected_keys, error_msgs):
         # scale/zero_point have one entry per channel: take the saved length.
-        for name in ("scale", "zero_point"):
-            key = prefix + name
-            if key in state_dict:
-                getattr(self, name).resize_(state_dict[key].shape)
-            elif strict:
-                missing_keys.append(key)
+        resize_to_saved(self, ("scale", "zero_point"), state_dict, prefix, strict, missing_keys)
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
                                       missing_keys, unexpected_keys, error_msgs)
 

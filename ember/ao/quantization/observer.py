@@ -40,6 +40,17 @@ _EPS = float(np.finfo(np.float32).eps)
 _UINT16 = getattr(ember, "uint16", None)
 
 
+
+def resize_to_saved(module, names, state_dict, prefix, strict, missing_keys):
+    """Resize per-channel buffers to their saved length before loading: the channel count
+    is known only from the saved state (missing keys are reported under strict)."""
+    for name in names:
+        key = prefix + name
+        if key in state_dict:
+            getattr(module, name).resize_(state_dict[key].shape)
+        elif strict:
+            missing_keys.append(key)
+
 class _PartialWrapper:
     """A constructor with bound keyword arguments (`Observer.with_args(...)`)."""
 
@@ -374,12 +385,7 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
                               missing_keys, unexpected_keys, error_msgs):
         # The buffers' length is the channel count, known only from the saved state.
-        for name in ("min_val", "max_val"):
-            key = prefix + name
-            if key in state_dict:
-                getattr(self, name).resize_(state_dict[key].shape)
-            elif strict:
-                missing_keys.append(key)
+        resize_to_saved(self, ("min_val", "max_val"), state_dict, prefix, strict, missing_keys)
         super()._load_from_state_dict(state_dict, prefix, local_metadata, False,
                                       missing_keys, unexpected_keys, error_msgs)
 
