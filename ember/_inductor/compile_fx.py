@@ -13,7 +13,7 @@ import warnings
 from .._logging import getArtifactLogger
 from .._symbolic import SymInt
 from .._tensor import Tensor
-from . import autotune, codecache, config, cpp_builder, cpp_wrapper, quant_lowering
+from . import autotune, codecache, config, cpp_builder, cpp_wrapper, native, quant_lowering
 from .codegen_c import prelude
 from .decompose import decompose_graph
 from .ir import Buffer
@@ -27,15 +27,10 @@ log = logging.getLogger(__name__)
 output_code_log = getArtifactLogger(__name__, "output_code")
 _warned = set()
 _THREADS = [None]     # the OpenMP thread count last set (libgomp's setting is per process)
-_FORKED = [False]
 
 
 def _after_fork_in_child():
-    """GNU OpenMP's thread pool does not survive fork(): a parallel region in a forked child
-    (a DataLoader worker) would wait forever for threads that are gone. As PyTorch does,
-    kernels in a forked child run on one thread."""
-    _FORKED[0] = True
-    _THREADS[0] = None
+    _THREADS[0] = None    # native.threads() is 1 there; set it again
 
 
 if hasattr(os, "register_at_fork"):
@@ -165,8 +160,7 @@ class CompiledGraph:
 
     def _threads(self):
         """OpenMP threads follow ember.set_num_threads (or config.cpp.threads)."""
-        import ember
-        n = 1 if _FORKED[0] else self._nthreads or ember.get_num_threads()
+        n = 1 if native.FORKED[0] else self._nthreads or native.threads()
         if n != _THREADS[0] and self.lib is not None:
             self.lib.em_set_threads(int(n))
             _THREADS[0] = n

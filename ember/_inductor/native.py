@@ -5,14 +5,37 @@ Why one loader: every such kernel needs the same three things — the cache (a s
 loads the .so without compiling), the inductor's flags (-O3, -march=native or
 EMBER_CPU_CAPABILITY, OpenMP), and a clean fallback when there is no C compiler or it
 rejects the code (the op then runs its NumPy path, after one warning). `load_native` gives
-the ctypes library or None; callers keep their NumPy path for None.
+the ctypes library or None; callers keep their NumPy path for None. `threads()` is the
+OpenMP thread count every kernel call uses.
 """
 import functools
+import os
 import warnings
 
 from . import codecache, cpp_builder
 
-__all__ = ["load_native", "available"]
+__all__ = ["load_native", "available", "threads"]
+
+FORKED = [False]          # set in a child made by fork()
+
+
+def _after_fork_in_child():
+    FORKED[0] = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def threads():
+    """OpenMP threads for one kernel call: ember.get_num_threads() (torch.set_num_threads's
+    setting), or 1 in a forked child — GNU OpenMP's thread pool does not survive fork(), so
+    a parallel region there (a DataLoader worker) would wait forever, and PyTorch runs
+    forked children on one thread too."""
+    if FORKED[0]:
+        return 1
+    from .. import get_num_threads
+    return get_num_threads()
 
 
 @functools.lru_cache(maxsize=None)

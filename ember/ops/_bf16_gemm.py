@@ -180,8 +180,8 @@ def mm(a, b):
         a = np.ascontiguousarray(a)
     if b.strides[0] % 2 or b.strides[1] % 2:
         return None
-    from .. import get_num_threads
+    from .._inductor.native import threads
     c = np.zeros((M, N), np.float32)
     f(a.ctypes.data, a.strides[0] // 2, b.ctypes.data, b.strides[0] // 2, b.strides[1] // 2,
-      c.ctypes.data, M, N, K, get_num_threads())
+      c.ctypes.data, M, N, K, threads())
     return c

@@ -381,11 +381,9 @@ _LIB = []
 
 
 def threads():
-    """OpenMP threads for one call: ember.get_num_threads(), or 1 in a forked child (GNU
-    OpenMP's pool does not survive fork; the compiled kernels do the same)."""
-    from .. import get_num_threads
-    from .._inductor.compile_fx import _FORKED
-    return 1 if _FORKED[0] else get_num_threads()
+    """OpenMP threads for one call (native.threads(): 1 in a forked child)."""
+    from .._inductor.native import threads
+    return threads()
 
 
 def lib():

@@ -363,9 +363,10 @@ def _lib():
 
 
 def _threads():
-    """ember.get_num_threads(): intra-op threads, as torch.set_num_threads sets them."""
-    from .. import get_num_threads
-    return get_num_threads()
+    """native.threads(): torch.set_num_threads's setting, 1 in a forked child (whose OpenMP
+    pool is gone)."""
+    from .._inductor.native import threads
+    return threads()
 
 
 def _acc_dtype(dtype):

@@ -32,3 +32,25 @@ def test_bad_code_gives_none_and_a_warning(tmp_path, monkeypatch):
     monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
     with pytest.warns(UserWarning, match="could not be built"):
         assert native.load_native("broken test", "this is not C;") is None
+
+
+def _child_threads(q):
+    q.put(native.threads())
+
+
+def test_threads_follow_set_num_threads_and_are_one_in_a_forked_child():
+    import multiprocessing as mp
+    import ember
+    old = ember.get_num_threads()
+    try:
+        ember.set_num_threads(2)
+        assert native.threads() == 2
+        ctx = mp.get_context("fork")
+        q = ctx.Queue()
+        p = ctx.Process(target=_child_threads, args=(q,))
+        p.start()
+        got = q.get(timeout=60)
+        p.join(60)
+        assert got == 1      # GNU OpenMP's pool does not survive fork()
+    finally:
+        ember.set_num_threads(old)

@@ -38,9 +38,9 @@ def native_lib():
     inductor's rule; the OpenMP setting is per process, so its record is shared)."""
     lib = _library()
     if lib is not None:
-        import ember
         from ..._inductor import compile_fx as cfx
-        n = 1 if cfx._FORKED[0] else ember.get_num_threads()
+        from ..._inductor.native import threads
+        n = threads()
         if n != cfx._THREADS[0]:
             lib.em_q_set_threads(int(n))
             cfx._THREADS[0] = n
