@@ -12,7 +12,7 @@ from .data import SHAPES, shapes_dataset
 
 __all__ = ["pretrained", "train", "accuracy"]
 
-RECIPE = dict(samples=2048, epochs=10, batch=64, lr=3e-3)
+RECIPE = dict(samples=8192, epochs=3, batch=64, lr=3e-3)
 
 
 def accuracy(model, images, labels, batch=256):
