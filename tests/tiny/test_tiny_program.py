@@ -168,3 +168,18 @@ def test_inplace_pointwise_shares_buffers():
     assert shared.step(x, y) == own.step(x, y)
     for a, b in zip(shared.parameters, own.parameters):
         assert ember.equal(a, b)
+
+
+def test_timeline_png(tmp_path):
+    """The PNG is drawn when matplotlib is installed; without it the report says None."""
+    model = _net()
+    x, y = _data()
+    prog = compile_training(model, (x, y), nn.functional.cross_entropy,
+                            scheme=UpdateScheme.last_k(model, 1))
+    png = prog.memory_report(png=str(tmp_path / "t.png"))["png"]
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert png is None
+    else:
+        assert (tmp_path / "t.png").stat().st_size > 0
