@@ -154,7 +154,9 @@ def main():
     meta = {"threads": ARGS.threads, "torch": torch.__version__, "H": H, "D": D,
             "cpu": _cpu(),
             "memory": "VmHWM - VmRSS around one call (clear_refs reset)",
-            "note": "shared machine: best of repeats; others' load shows as noise"}
+            "note": "shared machine: best of repeats; others' load shows as noise, and calls "
+                    "under ~20 ms come in steps of 4/8/16 ms here (the container's CPU "
+                    "quota), so the L=512 ratios are coarse"}
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "attention.json").write_text(json.dumps({"meta": meta, "rows": rows},
                                                        indent=1))
