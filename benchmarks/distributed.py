@@ -155,8 +155,17 @@ def ddp_worker(rank, ws, port, lib, out, steps):
 
 
 def _spawn(fn, ws, *args):
+    """Run fn on ws processes; once more if one dies of a signal (torch's gloo has aborted
+    under load here: "terminate called without an active exception")."""
     import ember.multiprocessing as mp
-    mp.start_processes(fn, args=(ws, _port()) + args, nprocs=ws, start_method="spawn")
+    for attempt in range(2):
+        try:
+            mp.start_processes(fn, args=(ws, _port()) + args, nprocs=ws, start_method="spawn")
+            return
+        except mp.ProcessExitedException as e:
+            if attempt or e.signal_name is None:
+                raise
+            print(f"benchmark worker died ({e}); running it once more", file=sys.stderr)
 
 
 # ----------------------------------------------------------------------------- launcher
