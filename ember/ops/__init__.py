@@ -12,6 +12,7 @@ from . import loss  # noqa: F401,E402
 from . import misc  # noqa: F401,E402  (last: composes the families above)
 from . import effects  # noqa: F401,E402  (registry ops for non-math effects)
 from . import aten_only  # noqa: F401,E402  (torch.ops.aten-only composites)
+from . import attention  # noqa: F401,E402  (the flash SDPA ops)
 from ._aten import aten  # noqa: F401,E402  (torch.ops.aten)
 from . import quantized_decomposed  # noqa: F401,E402  (torch.ops.quantized_decomposed)
 from . import fake_quantize  # noqa: F401,E402  (aten's fake-quant ops, for QAT)
