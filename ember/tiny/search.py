@@ -36,12 +36,15 @@ def scheme_peak_bytes(model, example, scheme, cache=None):
     return peak
 
 
-def contributions(model, train, val, layers, ratios=RATIOS, **finetune_kw):
-    """{layer: {rule: accuracy gain over classifier-only fine-tuning}}, and the baseline."""
+def contributions(model, train, val, layers, weight_layers, ratios=RATIOS, **finetune_kw):
+    """{layer: {rule: accuracy gain over classifier-only fine-tuning}} (bias for every layer
+    in `layers` that has one after BN folding, channel ratios for `weight_layers`), and the
+    classifier-only accuracy."""
     base = finetune(model, UpdateScheme({}), train, val, **finetune_kw)[0]
     folded, gains = fold_bn(model), {}
     for name in layers:
-        rules = (["bias"] if folded.get_submodule(name).bias is not None else []) + list(ratios)
+        rules = (["bias"] if folded.get_submodule(name).bias is not None else [])
+        rules += list(ratios) if name in weight_layers else []
         gains[name] = {r: finetune(model, UpdateScheme({name: r}), train, val,
                                    **finetune_kw)[0] - base for r in rules}
     return gains, base
@@ -56,15 +59,17 @@ def search_update_scheme(model, data, budget_kb, num_layers=8, population=16,
     """The scheme of best summed contribution whose peak memory fits `budget_kb`.
 
     model: pretrained, with its transfer-task classifier; data: (train, val) pairs of
-    (images, labels). Candidates are the `num_layers` conv/linear layers before the
-    classifier (which is always trained). Returns (UpdateScheme, info dict)."""
+    (images, labels). Every conv/linear layer before the classifier (which is always
+    trained) may update its bias; the last `num_layers` of them also weight channels.
+    Returns (UpdateScheme, info dict)."""
     start = time.perf_counter()
     rng = random.Random(seed)
     train, val = data
-    finetune_kw = dict(dict(epochs=1, batch=32, lr=0.05), **(finetune_kw or {}))
+    finetune_kw = dict(dict(epochs=2, batch=32, lr=0.05), **(finetune_kw or {}))
     example = (train[0][:1], train[1][:1])  # memory as on the device: batch 1
-    layers = [n for n, _ in trainable_layers(model)][-num_layers - 1:-1]
-    gains, base = contributions(model, train, val, layers, **finetune_kw)
+    layers = [n for n, _ in trainable_layers(model)][:-1]
+    gains, base = contributions(model, train, val, layers, layers[-num_layers:], **finetune_kw)
+    layers = [n for n in layers if gains[n]]
     budget, cache = budget_kb * 1024, {}
 
     def fits(genome):
@@ -73,15 +78,17 @@ def search_update_scheme(model, data, budget_kb, num_layers=8, population=16,
 
     def mutate(genome):
         child = dict(genome)
-        for name in rng.sample(layers, rng.randint(1, 2)):
+        for name in rng.sample(layers, rng.randint(1, 3)):
             child[name] = rng.choice(["frozen"] + list(gains[name]))
         return child
 
     def fitness(genome):
         return _score(genome, gains) if fits(genome) else float("-inf")
 
-    pop = [{n: "frozen" for n in layers}]
-    pop += [mutate(pop[0]) for _ in range(population - 1)]
+    # the baselines seed the population: the result is never worse than they are by score
+    frozen = {n: "frozen" for n in layers}
+    pop = [frozen, {n: "bias" if "bias" in gains[n] else "frozen" for n in layers}]
+    pop += [mutate(frozen) for _ in range(population - 2)]
     for _ in range(generations):
         if time.perf_counter() - start > time_limit:
             break

@@ -57,5 +57,7 @@ def test_search_fits_budget():
                                         finetune_kw=dict(epochs=1, batch=16, lr=0.2))
     assert info["peak_bytes"] <= budget * 1024
     assert info["score"] >= 0  # classifier-only is feasible and scores 0
-    assert set(scheme.layers) <= {"2", "4"}
-    assert set(info["gains"]) == {"2", "4"}
+    assert set(scheme.layers) <= {"0", "2", "4"}
+    assert set(info["gains"]) == {"0", "2", "4"}
+    assert set(info["gains"]["0"]) == {"bias"}  # weight channels only for the last two
+    assert {"bias", 0.25, 1.0} <= set(info["gains"]["4"])
