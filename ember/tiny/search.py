@@ -85,10 +85,17 @@ def search_update_scheme(model, data, budget_kb, num_layers=8, population=16,
     def fitness(genome):
         return _score(genome, gains) if fits(genome) else float("-inf")
 
-    # the baselines seed the population: the result is never worse than they are by score
+    # the bias-only baseline that fits (biases of the most last layers) seeds the population:
+    # the result is never worse than it by score
     frozen = {n: "frozen" for n in layers}
-    pop = [frozen, {n: "bias" if "bias" in gains[n] else "frozen" for n in layers}]
-    pop += [mutate(frozen) for _ in range(population - 2)]
+    suffix = frozen
+    bias_layers = [n for n in layers if "bias" in gains[n]]
+    for m in range(1, len(bias_layers) + 1):
+        candidate = dict(frozen, **{n: "bias" for n in bias_layers[-m:]})
+        if not fits(candidate):
+            break
+        suffix = candidate
+    pop = [frozen, suffix] + [mutate(frozen) for _ in range(population - 2)]
     for _ in range(generations):
         if time.perf_counter() - start > time_limit:
             break
