@@ -264,6 +264,35 @@ def _matmul(ctx, node, args):
     return ctx.b.op("MatMul", [ctx.v(args[0]), ctx.v(args[1])])
 
 
+@symbolic("_scaled_dot_product_flash_attention_for_cpu")
+def _sdpa_flash(ctx, node, args):
+    """softmax(q k^T * scale [+ mask] [causal]) v as ONNX ops (opset 17 has no attention
+    op); the logsumexp output is not exported. Grouped-query heads and a causal mask over a
+    dynamic sequence length are not translated (None: UnsupportedOperatorError)."""
+    q, k, v, dropout_p, causal, mask, scale = (list(args) + [None] * 7)[:7]
+    qv, kv = ctx.val(q), ctx.val(k)
+    if dropout_p or qv.shape[1] != kv.shape[1]:
+        return None
+    L, S, E = qv.shape[-2], kv.shape[-2], qv.shape[-1]
+    if causal and not (is_static(L) and is_static(S)):
+        return None
+    dt = _np_dtype(qv)
+    sc = float(scale) if scale is not None else 1.0 / math.sqrt(int(E))
+    att = ctx.b.op("MatMul", [ctx.v(q), ctx.b.op("Transpose", [ctx.v(k)], perm=[0, 1, 3, 2])])
+    att = ctx.b.op("Mul", [att, ctx.b.const(np.asarray(sc, dt))])
+    ninf = ctx.b.const(np.asarray(-np.inf, dt))
+    if mask is not None:
+        if _np_dtype(ctx.val(mask)) == np.bool_:
+            att = ctx.b.op("Where", [ctx.v(mask), att, ninf])
+        else:
+            att = ctx.b.op("Add", [att, _operand(ctx, mask, dt)])
+    if causal:
+        keep = np.tril(np.ones((int(L), int(S)), np.bool_))
+        att = ctx.b.op("Where", [ctx.b.const(keep), att, ninf])
+    out = ctx.b.op("MatMul", [ctx.b.op("Softmax", [att], axis=-1), ctx.v(v)])
+    return [out, None]
+
+
 @symbolic("linear")
 def _linear(ctx, node, args):
     x, w, b = args[0], args[1], args[2] if len(args) > 2 else None
