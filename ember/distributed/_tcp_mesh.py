@@ -62,8 +62,9 @@ class _Peer:
         self.said_bye = False     # the peer shut down on purpose (not a crash)
         self.posted = {}          # (kind, a, b) -> (dest array, reduce fn or None)
         self.scratch = np.empty(0, np.uint8)
-        threading.Thread(target=self._read, daemon=True,
-                         name=f"ember-dist-reader-{rank}").start()
+        self.reader = threading.Thread(target=self._read, daemon=True,
+                                       name=f"ember-dist-reader-{rank}")
+        self.reader.start()
 
     def _read(self):
         hdr = bytearray(_HDR.size)
@@ -254,14 +255,22 @@ class Mesh:
                 except DistBackendError:
                     pass
 
-    def close(self):
+    def close(self, linger=5.0):
+        """Leave gracefully: BYE, then half-close (our FIN follows every byte we sent) and
+        keep reading until each peer closes too (at most `linger` seconds). Closing a
+        socket with unread data sends RST, and a peer that receives it discards what it had
+        not read yet — the last frames of a broadcast this rank just sent."""
         self.goodbye()
         self.closing = True
         for p in self.peers.values():
             try:
-                p.sock.shutdown(socket.SHUT_RDWR)
+                p.sock.shutdown(socket.SHUT_WR)
             except OSError:
                 pass
+        deadline = time.monotonic() + linger
+        for p in self.peers.values():
+            p.reader.join(max(0.0, deadline - time.monotonic()))
+        for p in self.peers.values():
             p.sock.close()
 
 
