@@ -4,7 +4,7 @@ Measures, on this machine's loopback:
 1. all_reduce bus bandwidth (bytes * 2(n-1)/n / time) for 4 KB - 64 MB float32 tensors
    with 2 and 4 processes: ember "gloo" (TCP), ember "mpi" (mpiexec) and PyTorch gloo;
    ratios are ember / torch.
-2. DDP step time of a small ResNet on 2 processes, ember vs PyTorch, and the overlap:
+2. DDP step time of a ResNet-18 on 2 processes, ember vs PyTorch, and the overlap:
    the same step without communication (`no_sync`) and the bucket all-reduces alone; with
    overlap, step(DDP) < step(no_sync) + comm.
 3. Launcher restart latency: a 2-worker job under `python -m ember.distributed.run` and
@@ -92,21 +92,31 @@ def _mpi_worker(out, budget):
 
 # ----------------------------------------------------------------------------- DDP
 def _resnet(L):
+    """ResNet-18 (torchvision's layout: BasicBlocks [2, 2, 2, 2], 64-512 channels), written
+    once against either library, 10 classes."""
     nn = L.nn
 
     class Block(nn.Module):
-        def __init__(self, c):
+        def __init__(self, cin, cout, stride):
             super().__init__()
-            self.c1, self.b1 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
-            self.c2, self.b2 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+            self.c1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.b1 = nn.BatchNorm2d(cout)
+            self.c2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.b2 = nn.BatchNorm2d(cout)
+            self.down = None if stride == 1 and cin == cout else nn.Sequential(
+                nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
 
         def forward(self, x):
             y = L.relu(self.b1(self.c1(x)))
-            return L.relu(x + self.b2(self.c2(y)))
+            return L.relu((x if self.down is None else self.down(x)) + self.b2(self.c2(y)))
 
-    return nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), Block(16), Block(16),
-                         nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.ReLU(), Block(32),
-                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10))
+    layers, cin = [], 64
+    for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+        layers += [Block(cin, cout, stride), Block(cout, cout, 1)]
+        cin = cout
+    return nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
+                         nn.MaxPool2d(3, 2, 1), *layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                         nn.Linear(512, 10))
 
 
 def ddp_worker(rank, ws, port, lib, out, steps):
@@ -116,9 +126,9 @@ def ddp_worker(rank, ws, port, lib, out, steps):
                             world_size=ws)
     L.manual_seed(0)
     model = _resnet(L)
-    ddp = L.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=0.25)
+    ddp = L.nn.parallel.DistributedDataParallel(model)     # PyTorch's 25 MB buckets
     opt = L.optim.SGD(ddp.parameters(), lr=0.01)
-    x, y = L.randn(8, 3, 12, 12), L.randint(0, 10, (8,))
+    x, y = L.randn(8, 3, 64, 64), L.randint(0, 10, (8,))
 
     def step():
         opt.zero_grad()
@@ -264,7 +274,7 @@ def _report(table, ddp, restart, rounds):
             lines.append(f"| {size} | " + " | ".join(f"{bw[k]:.3f}" for k in libs)
                          + f" | {ratio:.2f} | {mratio} |")
         lines.append("")
-    lines += ["## DDP step, small ResNet, batch 8x3x12x12, 2 processes (ms, best of n)", "",
+    lines += ["## DDP step, ResNet-18, batch 8x3x64x64, 2 processes (ms, best of n)", "",
               "| lib | DDP step | step without comm (no_sync) | all-reduces alone | "
               "hidden by overlap |", "|---|---|---|---|---|"]
     for lib, r in ddp.items():
