@@ -117,10 +117,7 @@ def _store_choices(key, choices):
     path = _choices_path(key)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w") as f:
-            json.dump(choices, f)
-        os.replace(tmp, path)
+        codecache._write_atomic(path, json.dumps(choices))
     except OSError:
         pass
 

@@ -41,6 +41,8 @@ def _toolchain(cc):
     next to the cache (keyed by the compiler's path and mtime) so a new process does not
     pay a probe compile (~0.1 s) before loading cached kernels."""
     import json
+
+    from . import codecache    # codecache imports this module
     st = os.stat(cc)
     key = f"{os.path.realpath(cc)}:{st.st_mtime_ns}:{st.st_size}"
     path = os.path.join(config.cache_dir(), "inductor", "toolchain.json")
@@ -57,10 +59,7 @@ def _toolchain(cc):
     known[key] = info
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w") as f:
-            json.dump(known, f)
-        os.replace(tmp, path)
+        codecache._write_atomic(path, json.dumps(known))
     except OSError:
         pass
     return info
