@@ -11,19 +11,11 @@ import ember  # noqa: E402
 import ember.distributed.autograd as dist_autograd  # noqa: E402
 import ember.distributed.rpc as rpc  # noqa: E402
 from ember.distributed.rpc import _wire, api  # noqa: E402
-from rpc_workers import add_one, free_port  # noqa: E402
+from rpc_workers import add_one  # noqa: E402
 
 
 def _opts(url):
     return rpc.TensorPipeRpcBackendOptions(init_method=url, rpc_timeout=20)
-
-
-@pytest.fixture
-def world1():
-    rpc.init_rpc("solo", rank=0, world_size=1,
-                 rpc_backend_options=_opts(f"tcp://127.0.0.1:{free_port()}"))
-    yield rpc
-    rpc.shutdown()
 
 
 def test_self_calls_and_loopback_binding(world1):

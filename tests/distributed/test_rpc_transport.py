@@ -10,15 +10,7 @@ zmq = pytest.importorskip("zmq")
 import ember  # noqa: E402
 import ember.distributed.rpc as rpc  # noqa: E402
 from ember.distributed.rpc import _agent, api  # noqa: E402
-from rpc_workers import add_one, free_port  # noqa: E402
-
-
-@pytest.fixture
-def world1():
-    rpc.init_rpc("solo", rank=0, world_size=1, rpc_backend_options=rpc.TensorPipeRpcBackendOptions(
-        init_method=f"tcp://127.0.0.1:{free_port()}", rpc_timeout=20))
-    yield rpc
-    rpc.shutdown()
+from rpc_workers import add_one  # noqa: E402
 
 
 def test_loopback_peer_is_dialled_over_ipc(world1):
