@@ -48,18 +48,7 @@ def empty_cache():
     """Nothing is cached without a device."""
 
 
-class amp:
-    """torch.cuda.amp (deprecated aliases): autocast/GradScaler for device 'cuda'."""
-
-    @staticmethod
-    def autocast(enabled=True, dtype=None, cache_enabled=True):
-        from ..amp import autocast
-        return autocast("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
-
-    @staticmethod
-    def GradScaler(*args, **kwargs):
-        from ..amp import GradScaler
-        return GradScaler("cuda", *args, **kwargs)
+from . import amp  # noqa: E402,F401  torch.cuda.amp: the deprecated device aliases
 
 # torch.cuda.FloatTensor, ...: the type objects exist in a CPU build; constructing one raises
 from .._legacy import CUDA_TENSOR_TYPES as _CUDA_TYPES  # noqa: E402

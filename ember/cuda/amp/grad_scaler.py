@@ -1,19 +1,6 @@
 """torch.cuda.amp.grad_scaler: GradScaler for device "cuda"."""
-import warnings
-
-from ...amp import GradScaler as _GradScaler
+from ...amp._device_aliases import device_grad_scaler
 
 __all__ = ["GradScaler"]
 
-
-class GradScaler(_GradScaler):
-    """torch.cuda.amp.GradScaler(...): torch.amp.GradScaler("cuda", ...)."""
-
-    def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
-                 growth_interval=2000, enabled=True):
-        warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use "
-                      "`torch.amp.GradScaler('cuda', args...)` instead.", FutureWarning,
-                      stacklevel=2)
-        super().__init__("cuda", init_scale=init_scale, growth_factor=growth_factor,
-                         backoff_factor=backoff_factor, growth_interval=growth_interval,
-                         enabled=enabled)
+GradScaler = device_grad_scaler("cuda")
