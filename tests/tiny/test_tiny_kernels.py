@@ -28,11 +28,12 @@ def _split(out, sizes):
     return parts
 
 
-def _check(case_outputs, expected, dtype=np.int8):
-    """Run once, compare the emulator's bytes with the host's and with `expected`."""
-    decls, body, sizes = case_outputs
+def _check(decls, body, expected, dtype=np.int8):
+    """Run once, compare the emulator's bytes with the host's and with `expected` (the
+    program writes each expected array in turn, as `dtype`)."""
     res, host = run_both(program(decls, body))
     assert res.output == host
+    sizes = [want.size * np.dtype(dtype).itemsize for want in expected]
     for got, want in zip(_split(res.output, sizes), expected):
         np.testing.assert_array_equal(np.frombuffer(got, dtype).reshape(want.shape), want)
     return res
@@ -52,7 +53,7 @@ CONV_CASES = [
 
 def test_conv2d_matches_ember_int8_conv():
     rng = np.random.default_rng(0)
-    decls, body, sizes, expected = [], [], [], []
+    decls, body, expected = [], [], []
     for i, (n, c, h, w, oc, k, s, p, d, g, has_bias, clamp) in enumerate(CONV_CASES):
         x = rng.integers(-128, 128, (n, c, h, w), dtype=np.int8)
         wt = rng.integers(-127, 128, (oc, c // g, k, k), dtype=np.int8)
@@ -70,16 +71,15 @@ def test_conv2d_matches_ember_int8_conv():
         body += [f"    tiny_conv2d_s8(x{i}, {n}, {c}, {h}, {w}, {x_zp}, w{i}, {oc}, {k}, {k}, "
                  f"{s}, {s}, {p}, {p}, {d}, {d}, {g}, &q{i}, o{i});",
                  f"    tiny_write(o{i}, {want.size});"]
-        sizes.append(want.size)
         expected.append(want)
-    _check((decls, body, sizes), expected)
+    _check(decls, body, expected)
 
 
 def test_integer_requantization_matches_its_reference_and_the_float_form():
     """qmult/qshift/int32-bias requantization: the exact integers of its NumPy reference on
     both builds, and within one step of ember's float requantization."""
     rng = np.random.default_rng(4)
-    decls, body, sizes, expected = [], [], [], []
+    decls, body, expected = [], [], []
     for i, (n, c, h, w, oc, k, s, p, g, clamp) in enumerate([
             (1, 8, 6, 6, 12, 1, 1, 0, 1, (-np.inf, np.inf)),
             (1, 6, 9, 7, 6, 3, 2, 1, 6, (0.0, 6.0)),
@@ -103,14 +103,13 @@ def test_integer_requantization_matches_its_reference_and_the_float_form():
         body += [f"    tiny_conv2d_s8(x{i}, {n}, {c}, {h}, {w}, {x_zp}, w{i}, {oc}, {k}, {k}, "
                  f"{s}, {s}, {p}, {p}, 1, 1, {g}, &q{i}, o{i});",
                  f"    tiny_write(o{i}, {want.size});"]
-        sizes.append(want.size)
         expected.append(want)
-    _check((decls, body, sizes), expected)
+    _check(decls, body, expected)
 
 
 def test_linear_matches_ember_int8_linear():
     rng = np.random.default_rng(1)
-    decls, body, sizes, expected = [], [], [], []
+    decls, body, expected = [], [], []
     for i, (m, k, n, has_bias, clamp) in enumerate(
             [(4, 32, 10, True, None), (1, 64, 16, False, (0.0, np.inf)),
              (3, 17, 5, True, (0.0, 6.0))]):
@@ -128,14 +127,13 @@ def test_linear_matches_ember_int8_linear():
                   c_array(f"o{i}", np.zeros(want.shape, np.int8), const=False)]
         body += [f"    tiny_linear_s8(x{i}, {m}, {k}, {x_zp}, w{i}, {n}, &q{i}, o{i});",
                  f"    tiny_write(o{i}, {want.size});"]
-        sizes.append(want.size)
         expected.append(want)
-    _check((decls, body, sizes), expected)
+    _check(decls, body, expected)
 
 
 def test_avgpool_relu6_and_add_match_pytorch_quantized_ops():
     rng = np.random.default_rng(2)
-    decls, body, sizes, expected = [], [], [], []
+    decls, body, expected = [], [], []
     # avg_pool2d: global (7x7) and 2x2 stride 2; PyTorch keeps the input's qparams
     for i, (shape, k, s) in enumerate([((1, 5, 7, 7), 7, 7), ((2, 3, 8, 6), 2, 2),
                                        ((1, 2, 7, 7), 3, 2)]):
@@ -149,7 +147,6 @@ def test_avgpool_relu6_and_add_match_pytorch_quantized_ops():
         body += [f"    tiny_avgpool2d_s8(ax{i}, {shape[0]}, {shape[1]}, {shape[2]}, "
                  f"{shape[3]}, {zp}, {k}, {k}, {s}, {s}, {c_float(mult)}, {zp}, ao{i});",
                  f"    tiny_write(ao{i}, {want.size});"]
-        sizes.append(want.size)
         expected.append(want)
     # relu and relu6 as clamps in the quantized domain
     scale, zp = 0.05, -7
@@ -164,7 +161,6 @@ def test_avgpool_relu6_and_add_match_pytorch_quantized_ops():
         decls += [c_array(f"{name}_o", np.zeros(300, np.int8), const=False)]
         body += [f"    tiny_clamp_s8(rx, 300, {zp}, {hi}, {name}_o);",
                  f"    tiny_write({name}_o, 300);"]
-        sizes.append(300)
         expected.append(want)
     decls.append(c_array("rx", x))
     # add: ember's quantized add (dequantize in float32, add, requantize); PyTorch's
@@ -183,14 +179,13 @@ def test_avgpool_relu6_and_add_match_pytorch_quantized_ops():
     body += [f"    tiny_add_s8(sa, {za}, {c_float(sa)}, sb, {zb}, {c_float(sb)}, 257, "
              f"{c_float(np.float32(1) / np.float32(so))}, {zo}, -128, 127, so);",
              "    tiny_write(so, 257);"]
-    sizes.append(257)
     expected.append(want.astype(np.int8))
-    _check((decls, body, sizes), expected)
+    _check(decls, body, expected)
 
 
 def test_gradient_gemms_match_integer_reference():
     rng = np.random.default_rng(3)
-    decls, body, sizes, expected = [], [], [], []
+    decls, body, expected = [], [], []
     # (b, n, k, p): a linear layer's batch (p = 1) and a 1x1 conv's images x pixels
     for i, (b, n, k, p) in enumerate([(6, 10, 24, 1), (2, 8, 5, 9)]):
         dy = rng.integers(-128, 128, (b, n, p), dtype=np.int8)
@@ -209,9 +204,8 @@ def test_gradient_gemms_match_integer_reference():
                  f"    tiny_grad_input_s8(dy{i}, w{i}, {b}, {n}, {k}, {p}, dx{i});",
                  f"    tiny_write(dw{i}, sizeof dw{i});", f"    tiny_write(db{i}, sizeof db{i});",
                  f"    tiny_write(dx{i}, sizeof dx{i});"]
-        sizes += [4 * a.size for a in want]
         expected += [a.astype(np.int32) for a in want]
-    _check((decls, body, sizes), expected, np.int32)
+    _check(decls, body, expected, np.int32)
 
 
 def test_round_half_even_on_both_builds():
@@ -220,4 +214,4 @@ def test_round_half_even_on_both_builds():
     decls = [c_array("v", vals), c_array("r", np.zeros(vals.size, np.int32), False)]
     body = [f"    for (int i = 0; i < {vals.size}; i++) r[i] = tiny_round_half_even(v[i]);",
             "    tiny_write(r, sizeof r);"]
-    _check((decls, body, [4 * vals.size]), [np.rint(vals).astype(np.int32)], np.int32)
+    _check(decls, body, [np.rint(vals).astype(np.int32)], np.int32)
