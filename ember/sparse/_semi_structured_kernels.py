@@ -22,7 +22,7 @@ import ctypes
 
 import numpy as np
 
-from .._inductor.native import load_native
+from .._inductor.native import load_native, threads
 
 __all__ = ["gather", "scatter", "blocked", "columns"]
 
@@ -362,13 +362,6 @@ def _lib():
     return lib
 
 
-def _threads():
-    """native.threads(): torch.set_num_threads's setting, 1 in a forked child (whose OpenMP
-    pool is gone)."""
-    from .._inductor.native import threads
-    return threads()
-
-
 def _acc_dtype(dtype):
     return np.int32 if dtype == np.int8 else np.float32
 
@@ -409,7 +402,7 @@ def gather(vals, meta, x, bias=None, layout=None):
     vb, mb = layout or blocked(vals, meta, True)
     fn = getattr(lib, f"ss_gather_{_SUFFIX[vals.dtype.name]}")
     _check(fn(vb.ctypes.data, mb.ctypes.data, m, k, x.ctypes.data, n, xs0, xs1,
-              None if bias is None else bias.ctypes.data, y.ctypes.data, m, 1, _threads()),
+              None if bias is None else bias.ctypes.data, y.ctypes.data, m, 1, threads()),
            "semi-structured mm")
     return y
 
@@ -427,7 +420,7 @@ def scatter(vals, meta, x, layout=None):
     vb, mb = layout or blocked(vals, meta, False)
     fn = getattr(lib, f"ss_scatter_{_SUFFIX[vals.dtype.name]}")
     _check(fn(vb.ctypes.data, mb.ctypes.data, m, k, x.ctypes.data, n, xs0, xs1,
-              y.ctypes.data, k, 1, _threads()), "semi-structured mm")
+              y.ctypes.data, k, 1, threads()), "semi-structured mm")
     return y
 
 
