@@ -81,22 +81,20 @@ def activation_spec(dtype, quant_min, quant_max, is_qat, is_dynamic):
                             observer_or_fake_quant_ctr=ctr.with_args(**extra))
 
 
-def get_input_act_qspec(config):
-    if config is None or config.input_activation is None:
-        return None
-    spec = config.input_activation
-    if spec.qscheme not in (ember.per_tensor_affine, ember.per_tensor_symmetric):
+def _per_tensor_act_qspec(config, field):
+    spec = None if config is None else getattr(config, field)
+    if spec is not None and spec.qscheme not in (ember.per_tensor_affine,
+                                                 ember.per_tensor_symmetric):
         raise AssertionError(f"activation qscheme must be per tensor, got {spec.qscheme}")
     return spec
+
+
+def get_input_act_qspec(config):
+    return _per_tensor_act_qspec(config, "input_activation")
 
 
 def get_output_act_qspec(config):
-    if config is None or config.output_activation is None:
-        return None
-    spec = config.output_activation
-    if spec.qscheme not in (ember.per_tensor_affine, ember.per_tensor_symmetric):
-        raise AssertionError(f"activation qscheme must be per tensor, got {spec.qscheme}")
-    return spec
+    return _per_tensor_act_qspec(config, "output_activation")
 
 
 def get_weight_qspec(config):
