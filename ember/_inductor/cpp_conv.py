@@ -14,6 +14,18 @@ index (h * W + w) of its last NaN or of its first maximum, padding never chosen.
 __all__ = ["conv_code", "pool_code", "conv_call", "pool_call"]
 
 _CONV = r"""
+/* a window of n taps, tap j at column j*step - off: [*lo, *hi) are the taps inside
+   [0, W) (the rest read padding) */
+static inline void em_span_@T@(int64_t off, int64_t W, int64_t step, int64_t n,
+                               int64_t *lo, int64_t *hi) {
+  const int64_t lo_n = off, hi_n = W - 1 + off;
+  int64_t l = lo_n <= 0 ? 0 : (lo_n + step - 1) / step, h = hi_n < 0 ? 0 : hi_n / step + 1;
+  if (l > n) l = n;
+  if (h > n) h = n;
+  *lo = l;
+  *hi = h < l ? l : h;
+}
+
 /* unfold image x (strided: xs[1..3]) into rows of col: row (c,kh,kw) at col + k*ld + at,
    OH*OW long; outside the image reads 0 */
 static void em_im2col_@T@(const @T@ *x, const int64_t *xs, int64_t C, int64_t H, int64_t W,
@@ -24,12 +36,8 @@ static void em_im2col_@T@(const @T@ *x, const int64_t *xs, int64_t C, int64_t H,
     for (int64_t kh = 0; kh < KH; kh++)
       for (int64_t kw = 0; kw < KW; kw++) {
         @T@ *row = col + ((c * KH + kh) * KW + kw) * ld + at;
-        const int64_t lo_n = pw - kw * dw, hi_n = W - 1 + pw - kw * dw;
-        int64_t lo = lo_n <= 0 ? 0 : (lo_n + sw - 1) / sw;
-        int64_t hi = hi_n < 0 ? 0 : hi_n / sw + 1;
-        if (lo > OW) lo = OW;
-        if (hi > OW) hi = OW;
-        if (hi < lo) hi = lo;
+        int64_t lo, hi;
+        em_span_@T@(pw - kw * dw, W, sw, OW, &lo, &hi);
         for (int64_t oh = 0; oh < OH; oh++) {
           const int64_t ih = oh * sh - ph + kh * dh;
           @T@ *restrict r = row + oh * OW;
@@ -55,12 +63,8 @@ static void em_im2col_t_@T@(const @T@ *x, const int64_t *xs, int64_t C, int64_t 
   for (int64_t oh = 0; oh < OH; oh++)
     for (int64_t ow = 0; ow < OW; ow++) {
       @T@ *r = colT + (at + oh * OW + ow) * K;
-      const int64_t lo_n = pw - ow * sw, hi_n = W - 1 + pw - ow * sw;
-      int64_t lo = lo_n <= 0 ? 0 : (lo_n + dw - 1) / dw;
-      int64_t hi = hi_n < 0 ? 0 : hi_n / dw + 1;
-      if (lo > KW) lo = KW;
-      if (hi > KW) hi = KW;
-      if (hi < lo) hi = lo;
+      int64_t lo, hi;
+      em_span_@T@(pw - ow * sw, W, dw, KW, &lo, &hi);
       for (int64_t c = 0; c < C; c++)
         for (int64_t kh = 0; kh < KH; kh++) {
           @T@ *restrict q = r + (c * KH + kh) * KW;
