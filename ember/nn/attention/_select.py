@@ -12,15 +12,12 @@ the mask no gradient).
 import warnings
 
 from ... import _dtype as D
+from ...ops.matmul import _C10
 from . import SDPBackend, _enabled
 
 __all__ = ["select_backend"]
 
 _FLASH_DTYPES = (D.float32, D.float64, D.bfloat16, D.float16)
-_C10 = {"float32": "float", "float64": "double", "bfloat16": "c10::BFloat16",
-        "float16": "c10::Half", "int32": "int", "int64": "long int", "int16": "short int",
-        "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
-        "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
 def _sizes(t):
