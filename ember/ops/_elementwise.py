@@ -258,6 +258,14 @@ def inplace(op, self, args):
     return out
 
 
+def operator_methods(name, op):
+    """Tensor.__name__, __rname__ (operands swapped) and __iname__ (in place) for a binary
+    registry op that takes no arguments beyond its two operands."""
+    return {f"__{name}__": lambda a, b: dispatch(op, (a, b)),
+            f"__r{name}__": lambda a, b: dispatch(op, (b, a)),
+            f"__i{name}__": lambda a, b: inplace(op, a, (a, b))}
+
+
 def _resave(ctx, self, drop_self):
     """After the commit: forget an unneeded `self`; a saved result is now `self`."""
     from ..autograd.graph import SavedTensor, saved_output

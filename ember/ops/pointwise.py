@@ -9,8 +9,8 @@ import numpy as np
 from .. import _dtype as D
 from .._dispatch import dispatch
 from .._tensor import Tensor
-from ._elementwise import (pointwise, inplace, write_out, fast_binary, DEFAULT, INT_TO_FLOAT,
-                           ALWAYS_BOOL, COMPLEX_TO_FLOAT)
+from ._elementwise import (pointwise, inplace, write_out, fast_binary, operator_methods, DEFAULT,
+                           INT_TO_FLOAT, ALWAYS_BOOL, COMPLEX_TO_FLOAT)
 from . import _lowp
 from ._lowp import cast
 from ._registry import REGISTRY, register
@@ -525,12 +525,8 @@ def _make_methods():
     # Python 2's name, kept by torch: other / self, also when other is a Tensor
     METHODS["__rdiv__"] = lambda a, b: b.__truediv__(a) if isinstance(b, Tensor) else \
         METHODS["__rtruediv__"](a, b)
-    METHODS["__floordiv__"] = lambda a, b: dispatch(FLOOR_DIVIDE, (a, b))
-    METHODS["__rfloordiv__"] = lambda a, b: dispatch(FLOOR_DIVIDE, (b, a))
-    METHODS["__ifloordiv__"] = lambda a, b: inplace(FLOOR_DIVIDE, a, (a, b))
-    METHODS["__mod__"] = lambda a, b: dispatch(REMAINDER, (a, b))
-    METHODS["__rmod__"] = lambda a, b: dispatch(REMAINDER, (b, a))
-    METHODS["__imod__"] = lambda a, b: inplace(REMAINDER, a, (a, b))
+    METHODS.update(operator_methods("floordiv", FLOOR_DIVIDE))
+    METHODS.update(operator_methods("mod", REMAINDER))
     METHODS["__pow__"] = lambda a, b, mod=None: pow(a, b)
     METHODS["pow"] = pow
     METHODS["pow_"] = lambda self, exponent: (_pow_check(self, exponent) or

@@ -16,7 +16,7 @@ from .. import _dtype as D
 from .._dispatch import dispatch, STATE
 from .._tensor import Tensor, wrap
 from ._registry import REGISTRY
-from ._elementwise import (PointwiseOp, inplace, write_out, result_and_compute,
+from ._elementwise import (PointwiseOp, inplace, write_out, result_and_compute, operator_methods,
                            type_name, DEFAULT, INT_TO_FLOAT, ALWAYS_BOOL)
 
 METHODS = {}    # Tensor methods made here; ember/_tensor_methods.py installs them
@@ -684,12 +684,8 @@ LSHIFT = binary("bitwise_left_shift", lambda a, b: _shift(a, b, True), None, DEF
 RSHIFT = binary("bitwise_right_shift", lambda a, b: _shift(a, b, False), None, DEFAULT,
                 check=_shift_check("rshift"), tensor_args=(None, None),
                 schema="bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor")
-METHODS["__lshift__"] = lambda a, b: dispatch(LSHIFT, (a, b))
-METHODS["__rlshift__"] = lambda a, b: dispatch(LSHIFT, (b, a))
-METHODS["__ilshift__"] = lambda a, b: inplace(LSHIFT, a, (a, b))
-METHODS["__rshift__"] = lambda a, b: dispatch(RSHIFT, (a, b))
-METHODS["__rrshift__"] = lambda a, b: dispatch(RSHIFT, (b, a))
-METHODS["__irshift__"] = lambda a, b: inplace(RSHIFT, a, (a, b))
+METHODS.update(operator_methods("lshift", LSHIFT))
+METHODS.update(operator_methods("rshift", RSHIFT))
 
 
 def _igamma_vjp(ctx, g, sign):
