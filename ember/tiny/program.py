@@ -26,6 +26,7 @@ from .. import nn
 from .._functorch.aot_autograd import aot_joint_graph
 from .._tensor import Tensor
 from ..func import functional_call
+from ..fx.node import map_arg
 from .. import from_numpy, ones
 from .fold import fold_bn, split_layer
 from .memory import Buffer, live_peak, plan_arena, plot_timeline
@@ -128,7 +129,7 @@ class TrainingProgram:
         for n in self.graph_module.graph.nodes:
             if n.op != "call_function":
                 continue
-            args, kwargs = _map(n.args, env), _map(n.kwargs, env)
+            args, kwargs = map_arg(n.args, env.__getitem__), map_arg(n.kwargs, env.__getitem__)
             val = n.target(*args, **kwargs)
             if not isinstance(val, Tensor):
                 if isinstance(val, (tuple, list)):
@@ -244,7 +245,7 @@ class TrainingProgram:
             n = item[1]
             if n.op != "call_function":
                 continue
-            val = n.target(*_map(n.args, env), **_map(n.kwargs, env))
+            val = n.target(*map_arg(n.args, env.__getitem__), **map_arg(n.kwargs, env.__getitem__))
             if n in self.sizes:
                 slot = self._slot(arena, n)
                 np.copyto(slot, val.numpy())
@@ -301,22 +302,6 @@ class TrainingProgram:
         if png is not None:
             report["png"] = plot_timeline(list(self.buffers.values()), png)
         return report
-
-
-def _map(a, env):
-    if isinstance(a, (list, tuple)):
-        return type(a)(_map(x, env) for x in a)
-    if isinstance(a, dict):
-        return {k: _map(v, env) for k, v in a.items()}
-    return env.get(a, a) if _hashable(a) else a
-
-
-def _hashable(a):
-    try:
-        hash(a)
-    except TypeError:
-        return False
-    return True
 
 
 def compile_training(model, example, loss, optimizer="sgd", lr=0.01, scheme=None,
