@@ -12,8 +12,6 @@ import functools
 import os
 import warnings
 
-from . import codecache, cpp_builder
-
 __all__ = ["load_native", "available", "threads"]
 
 FORKED = [False]          # set in a child made by fork()
@@ -42,6 +40,7 @@ def threads():
 def load_native(name, source):
     """The ctypes CDLL of C `source` (`name` labels the warning), or None with one warning
     when it cannot be built here. Cached per process by (name, source)."""
+    from . import codecache, cpp_builder    # here: `import ember` need not load subprocess
     try:
         lib, _ = codecache.load(source)
         return lib
@@ -55,6 +54,7 @@ def load_native(name, source):
 
 def available():
     """Whether a C compiler is here (cheap after the first call)."""
+    from . import cpp_builder
     try:
         cpp_builder.find_compiler()
         return True
