@@ -189,9 +189,8 @@ def declared():
 def install():
     """Put every declared method on Tensor; refuse methods a module makes undeclared."""
     table = declared()
-    for family, module, names in TABLE:
-        for name in names.split():
-            setattr(Tensor, name, _lookup(module, name))
+    for name, (_, module) in table.items():
+        setattr(Tensor, name, _lookup(module, name))
     for module in {m for _, m, _ in TABLE}:
         extra = [n for n in getattr(module, "METHODS", ()) if n not in table]
         if extra:
