@@ -100,6 +100,26 @@ static inline void em_interleave4(const uint8_t *r0, const uint8_t *r1, const ui
 #endif
 }
 
+/* The columns of panel p as runs of evenly spaced sources (at most maxlen columns each):
+   run r covers columns rj[r] .. rj[r] + rlen[r] - 1, reading from offset rsrc[r] with
+   stride sw. Returns the number of runs. */
+static int64_t em_q_panel_runs(int64_t p, int64_t ncol, int64_t c_, int64_t hp, int64_t wp,
+                               int64_t c0, int64_t sh, int64_t sw, int64_t oh_, int64_t ow_,
+                               int64_t maxlen, int64_t *rj, int64_t *rlen, int64_t *rsrc) {
+    int64_t nrun = 0;
+    for (int64_t j = 0; j < ncol; j++) {
+        int64_t col = p * NR + j, ow = col % ow_, t = col / ow_;
+        int64_t src = ((t / oh_) * c_ + c0) * hp * wp + (t % oh_) * sh * wp + ow * sw;
+        if (nrun && rj[nrun - 1] + rlen[nrun - 1] == j
+                && rsrc[nrun - 1] + rlen[nrun - 1] * sw == src && rlen[nrun - 1] < maxlen) {
+            rlen[nrun - 1]++;
+        } else {
+            rj[nrun] = j; rlen[nrun] = 1; rsrc[nrun] = src; nrun++;
+        }
+    }
+    return nrun;
+}
+
 #ifdef __AVX512VBMI__
 /* im2col straight into the panels, for column strides 1 to 4: for each group of 4 k and each
    run of up to 16 columns whose sources are evenly spaced, the 4 source rows are loaded (a
@@ -116,17 +136,9 @@ static void em_q_im2col_direct(const uint8_t *xp, int64_t n_, int64_t c_, int64_
         int64_t rj[NR], rlen[NR], rsrc[NR];
         #pragma omp for schedule(static)
         for (int64_t p = 0; p < npanel; p++) {
-            int64_t nrun = 0, ncol = cols - p * NR < NR ? cols - p * NR : NR;
-            for (int64_t j = 0; j < ncol; j++) {
-                int64_t col = p * NR + j, ow = col % ow_, t = col / ow_;
-                int64_t src = ((t / oh_) * c_ + c0) * hp * wp + (t % oh_) * sh * wp + ow * sw;
-                if (nrun && rj[nrun - 1] + rlen[nrun - 1] == j
-                        && rsrc[nrun - 1] + rlen[nrun - 1] * sw == src && rlen[nrun - 1] < 16) {
-                    rlen[nrun - 1]++;
-                } else {
-                    rj[nrun] = j; rlen[nrun] = 1; rsrc[nrun] = src; nrun++;
-                }
-            }
+            int64_t ncol = cols - p * NR < NR ? cols - p * NR : NR;
+            int64_t nrun = em_q_panel_runs(p, ncol, c_, hp, wp, c0, sh, sw, oh_, ow_, 16,
+                                           rj, rlen, rsrc);
             uint8_t *dst = pk + p * kg * NR * 4;
             if (ncol < NR)       /* columns past the end (k past K: the loads' fill below) */
                 for (int64_t g = 0; g < kg; g++)
@@ -198,17 +210,9 @@ static void em_q_im2col(const uint8_t *xp, int64_t n_, int64_t c_, int64_t hp, i
         int64_t rj[NR], rlen[NR], rsrc[NR];
         #pragma omp for schedule(static)
         for (int64_t p = 0; p < npanel; p++) {
-            int64_t nrun = 0, ncol = cols - p * NR < NR ? cols - p * NR : NR;
-            for (int64_t j = 0; j < ncol; j++) {
-                int64_t col = p * NR + j, ow = col % ow_, t = col / ow_;
-                int64_t src = ((t / oh_) * c_ + c0) * hp * wp + (t % oh_) * sh * wp + ow * sw;
-                if (nrun && rj[nrun - 1] + rlen[nrun - 1] == j
-                        && rsrc[nrun - 1] + rlen[nrun - 1] * sw == src) {
-                    rlen[nrun - 1]++;
-                } else {
-                    rj[nrun] = j; rlen[nrun] = 1; rsrc[nrun] = src; nrun++;
-                }
-            }
+            int64_t ncol = cols - p * NR < NR ? cols - p * NR : NR;
+            int64_t nrun = em_q_panel_runs(p, ncol, c_, hp, wp, c0, sh, sw, oh_, ow_, NR,
+                                           rj, rlen, rsrc);
             int64_t kk = 0;
             for (int64_t c = 0; c < cg; c++)
                 for (int64_t a = 0; a < kh_; a++)
