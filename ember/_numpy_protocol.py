@@ -487,10 +487,5 @@ def _norm(x, ord=None, axis=None, keepdims=False):
     return ember.linalg.norm(to_ember(x), ord, _axis(axis), bool(keepdims))
 
 
-def install():
-    METHODS["__array__"] = __array__
-    METHODS["__array_ufunc__"] = __array_ufunc__
-    METHODS["__array_function__"] = __array_function__
-
-
-install()
+METHODS.update(__array__=__array__, __array_ufunc__=__array_ufunc__,
+               __array_function__=__array_function__)
