@@ -247,13 +247,14 @@ def reduction_kernel(group, buf, red):
     lines = [f"{{  /* {buf.name}: {rt} over dims {red.red_dims} of "
              f"{list(map(str, src.shape))} */"]
     work = src.numel()
-    if not kdims and len(rdims) == 1 and rt == "sum" and acc_t == "double" \
-            and out_dt != D.float64:
-        # blocked sum: float partial sums over 4096-element blocks (full SIMD width), each
-        # added to a double (accurate as a cascade sum, as fast as a float one)
+    # a float sum accumulated in double: float partial sums (full SIMD width), each added to
+    # the double, are as accurate as a cascade sum and as fast as a float one
+    fbody = ctx.lines + [f"accb += {v.replace('(double)', '(float)')};"] \
+        if rt == "sum" and acc_t == "double" and out_dt != D.float64 else None
+    if not kdims and len(rdims) == 1 and fbody is not None:
+        # blocked sum: one float partial sum per 4096-element block
         d = rdims[0]
         n = ctx.size(src.shape[d])
-        bbody = ctx.lines + [f"accb += {v.replace('(double)', '(float)')};"]
         lines += ["  " + ln for ln in decl] + [
             f"  #pragma omp parallel for {_par_if(ctx, work)}{_omp_extra()} {clause}",
             f"  for (int64_t rb = 0; rb < {n}; rb += 4096) {{",
@@ -261,7 +262,7 @@ def reduction_kernel(group, buf, red):
             "    float accb = 0;",
             "    #pragma omp simd reduction(+:accb)",
             f"    for (int64_t r{d} = rb; r{d} < re; r{d}++) {{"]
-        lines += ["      " + ln for ln in bbody] + ["    }", "    acc += accb;", "  }",
+        lines += ["      " + ln for ln in fbody] + ["    }", "    acc += accb;", "  }",
                                                   "  " + store]
     elif not kdims:
         inner = _loops(ctx, rdims, src.shape, "r",
@@ -270,11 +271,8 @@ def reduction_kernel(group, buf, red):
         lines += ["  " + ln for ln in decl] + inner + ["  " + store]
     else:
         last = src.shape[rdims[-1]] if rdims else None
-        if rt == "sum" and acc_t == "double" and out_dt != D.float64 and rdims \
-                and not isinstance(last, SymInt) and int(last) <= 4096:
-            # float partial sums over the short innermost reduced dim (full SIMD width),
-            # each added to the double: as accurate as the blocked sum below
-            fbody = ctx.lines + [f"accb += {v.replace('(double)', '(float)')};"]
+        if fbody is not None and rdims and not isinstance(last, SymInt) and int(last) <= 4096:
+            # one float partial sum per run of the short innermost reduced dim
             inner_loop = _loops(ctx, rdims[-1:], src.shape, "r", "", "reduction(+:accb)",
                                 fbody)
             body2 = ["float accb = 0;"] + inner_loop + ["acc += accb;"]

@@ -263,8 +263,6 @@ class Scheduler:
         return out
 
 
-
-
 def _getattr(mod, target):
     for part in target.split("."):
         mod = getattr(mod, part)
