@@ -39,13 +39,8 @@ class DDPOptimizer:
         if len(set(bucket_of.values())) <= 1:
             return self.backend(gm, example_inputs)
         split = split_module(gm, gm, lambda n: bucket_of.get(n.name, 0))
-        runner = _CompilePieces(split, self.backend)
-        self.pieces = len(runner.single)
         log.debug("DDPOptimizer split the graph into %d pieces", len(self.buckets))
-
-        def run(*args):
-            return runner.run(*args)
-        return run
+        return _CompilePieces(split, self.backend).run
 
     def _assign(self, gm):
         """Walk the ops backwards adding the bytes of the parameters each one uses (first
