@@ -123,8 +123,8 @@ def _store_choices(key, choices):
 
 
 def tune_groups(prelude_code, groups):
-    """{group name: variant} for the groups with static shapes (others: the default),
-    with each timing {variant: seconds} under key "timings"."""
+    """{group name: fastest variant} for the groups with static shapes (others: the
+    default)."""
     tunable = [g for g in groups if _static(g)]
     if not tunable:
         return {}
