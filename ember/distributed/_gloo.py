@@ -380,50 +380,40 @@ class _Ctx:
         flat[s:e] = acc
 
     def ring_reduce_scatter(self, flat, blocks, f):
-        """After n-1 steps rank r holds the fully reduced blocks[r] (chunk-pipelined).
+        """After n-1 steps rank r holds the fully reduced blocks[r] (chunk-pipelined)."""
+        self._ring(flat, blocks, 1, self.r - 1, f)
 
-        Every incoming chunk is posted first, so the reader thread reduces it into `flat`
-        as it arrives; the worker only forwards each reduced chunk to the right."""
-        n, r, item = self.n, self.r, flat.itemsize
-        right, left = (r + 1) % n, (r - 1) % n
-        steps = [[((1 << 40) + (step << 20) + k, s, e)
-                  for k, (s, e) in enumerate(_pieces(*blocks[(r - step - 2) % n], item))]
+    def ring_allgather(self, flat, blocks):
+        """Rank r owns blocks[r]; after n-1 steps every rank holds every block."""
+        self._ring(flat, blocks, 2, self.r)
+
+    def _ring(self, flat, blocks, tag, first, f=None):
+        """Send blocks[first] right, then n-2 times pass on the block just received from the
+        left: reduced into `flat` with `f`, else copied. Every incoming chunk is posted
+        first, so the reader thread lands it in `flat` as it arrives; the worker only
+        forwards each finished chunk to the right."""
+        n, item = self.n, flat.itemsize
+        right, left = (self.r + 1) % n, (self.r - 1) % n
+        steps = [[((tag << 40) + (step << 20) + k, s, e)
+                  for k, (s, e) in enumerate(_pieces(*blocks[(first - step - 1) % n], item))]
                  for step in range(n - 1)]
         peer = self.pg.mesh.peers[left]
         for chunks in steps:
             for key, s, e in chunks:
                 peer.post((COLL, self.seq, key), flat[s:e], f)
-        for k, (s, e) in enumerate(_pieces(*blocks[(r - 1) % n], item)):
-            self.send(right, (1 << 40) + k, flat[s:e])
+        for k, (s, e) in enumerate(_pieces(*blocks[first % n], item)):
+            self.send(right, (tag << 40) + k, flat[s:e])
         for step, chunks in enumerate(steps):
             for k, (key, s, e) in enumerate(chunks):
                 buf = self.take(left, key, (e - s) * item)
-                if buf is not DONE:
+                if buf is DONE:
+                    pass
+                elif f is None:
+                    flat[s:e] = buf.view(flat.dtype)
+                else:
                     f(flat[s:e], buf.view(flat.dtype), out=flat[s:e])
                 if step + 1 < n - 1:
-                    self.send(right, (1 << 40) + ((step + 1) << 20) + k, flat[s:e])
-
-    def ring_allgather(self, flat, blocks):
-        """Rank r owns blocks[r]; after n-1 steps every rank holds every block (incoming
-        chunks are posted, so they are received straight into `flat`)."""
-        n, r, item = self.n, self.r, flat.itemsize
-        right, left = (r + 1) % n, (r - 1) % n
-        steps = [[((2 << 40) + (step << 20) + k, s, e)
-                  for k, (s, e) in enumerate(_pieces(*blocks[(r - step - 1) % n], item))]
-                 for step in range(n - 1)]
-        peer = self.pg.mesh.peers[left]
-        for chunks in steps:
-            for key, s, e in chunks:
-                peer.post((COLL, self.seq, key), flat[s:e])
-        for k, (s, e) in enumerate(_pieces(*blocks[r], item)):
-            self.send(right, (2 << 40) + k, flat[s:e])
-        for step, chunks in enumerate(steps):
-            for k, (key, s, e) in enumerate(chunks):
-                buf = self.take(left, key, (e - s) * item)
-                if buf is not DONE:
-                    flat[s:e] = buf.view(flat.dtype)
-                if step + 1 < n - 1:
-                    self.send(right, (2 << 40) + ((step + 1) << 20) + k, flat[s:e])
+                    self.send(right, (tag << 40) + ((step + 1) << 20) + k, flat[s:e])
 
     def broadcast(self, flat, src):
         n, r = self.n, self.r
