@@ -12,6 +12,7 @@ import tempfile
 
 import numpy as np
 
+from .._atomic_file import atomic_write
 from .._inductor import cpp_builder
 from .._inductor.aot.codegen import AotGraph
 from .._inductor.aot.library import generate
@@ -72,11 +73,9 @@ void ember_model_set_num_threads(int n);
 """
 
 
-def _atomic_write(path, data):
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "wb" if isinstance(data, bytes) else "w") as f:
-        f.write(data)
-    os.replace(tmp, path)
+def _write_text(path, text):
+    with atomic_write(path, 0o644) as f:
+        f.write(text.encode())
 
 
 def _state(ep, spec):
@@ -203,9 +202,9 @@ def _build(cc, opts, path, ag, blobs, in_info, out_info, ranges):
                                            f"({' '.join(cmd)}):\n{r.stderr[-4000:]}")
         os.replace(tmp_so, path)
         if opts["keep_source"]:
-            _atomic_write(stem + ".c", src)
+            _write_text(stem + ".c", src)
     guard = "".join(ch if ch.isalnum() else "_" for ch in os.path.basename(stem)).upper()
-    _atomic_write(stem + ".h", HEADER.format(
+    _write_text(stem + ".h", HEADER.format(
         stem=os.path.basename(stem), nin=len(in_info), nout=len(out_info), guard=guard,
         ins=", ".join(f"{n} {_pretty(s)}" for n, s, _ in in_info),
         outs=", ".join(f"{n} {_pretty(s)}" for n, s, _ in out_info),
