@@ -255,7 +255,21 @@ class UniformQuantizationObserverBase(ObserverBase):
         raise NotImplementedError("Cannot reset min/max values in the given observer.")
 
 
-class MinMaxObserver(UniformQuantizationObserverBase):
+class _RunningMinMax:
+    """What MinMaxObserver and PerChannelMinMaxObserver share: qparams from the running
+    min_val / max_val buffers, widened by each batch (moving averages override _update)."""
+
+    def _update(self, cur_min, cur_max):
+        return ember.minimum(cur_min, self.min_val), ember.maximum(cur_max, self.max_val)
+
+    def calculate_qparams(self):
+        return self._calculate_qparams(self.min_val, self.max_val)
+
+    def extra_repr(self):
+        return f"min_val={self.min_val}, max_val={self.max_val}"
+
+
+class MinMaxObserver(_RunningMinMax, UniformQuantizationObserverBase):
     """Running minimum and maximum of everything seen (per tensor)."""
 
     def __init__(self, dtype=ember.quint8, qscheme=ember.per_tensor_affine,
@@ -277,9 +291,6 @@ class MinMaxObserver(UniformQuantizationObserverBase):
             raise NotImplementedError("Cannot reduce range for symmetric quantization "
                                       "for quint8")
 
-    def _update(self, cur_min, cur_max):
-        return ember.minimum(cur_min, self.min_val), ember.maximum(cur_max, self.max_val)
-
     def forward(self, x_orig):
         """Record the running min and max of `x_orig`; return it unchanged."""
         if x_orig.numel() == 0:
@@ -290,12 +301,6 @@ class MinMaxObserver(UniformQuantizationObserverBase):
         self.min_val.copy_(min_val)
         self.max_val.copy_(max_val)
         return x_orig
-
-    def calculate_qparams(self):
-        return self._calculate_qparams(self.min_val, self.max_val)
-
-    def extra_repr(self):
-        return f"min_val={self.min_val}, max_val={self.max_val}"
 
     def reset_min_max_vals(self):
         self.min_val.copy_(ember.tensor(float("inf")))
@@ -327,7 +332,7 @@ class MovingAverageMinMaxObserver(MinMaxObserver):
         return min_val, max_val
 
 
-class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
+class PerChannelMinMaxObserver(_RunningMinMax, UniformQuantizationObserverBase):
     """Running min and max per slice along `ch_axis` (per-channel weights)."""
 
     def __init__(self, ch_axis=0, dtype=ember.quint8, qscheme=ember.per_channel_affine,
@@ -358,9 +363,6 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
         axes[self.ch_axis], axes[0] = 0, self.ch_axis
         return ember.flatten(x.permute(axes).to(self.min_val.dtype), start_dim=1)
 
-    def _update(self, cur_min, cur_max):
-        return ember.minimum(cur_min, self.min_val), ember.maximum(cur_max, self.max_val)
-
     def forward(self, x_orig):
         """Record per-channel running min and max; return the input unchanged."""
         if x_orig.numel() == 0:
@@ -375,12 +377,6 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
         self.min_val.copy_(min_val)
         self.max_val.copy_(max_val)
         return x_orig
-
-    def calculate_qparams(self):
-        return self._calculate_qparams(self.min_val, self.max_val)
-
-    def extra_repr(self):
-        return f"min_val={self.min_val}, max_val={self.max_val}"
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
                               missing_keys, unexpected_keys, error_msgs):
