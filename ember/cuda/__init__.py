@@ -48,7 +48,13 @@ def empty_cache():
     """Nothing is cached without a device."""
 
 
-from . import amp  # noqa: E402,F401  torch.cuda.amp: the deprecated device aliases
+def __getattr__(name):
+    """torch.cuda.amp (the deprecated device aliases) is loaded on first use, not at import."""
+    if name == "amp":
+        import importlib
+        return importlib.import_module(".amp", __name__)
+    raise AttributeError(f"module 'ember.cuda' has no attribute '{name}'")
+
 
 # torch.cuda.FloatTensor, ...: the type objects exist in a CPU build; constructing one raises
 from .._legacy import CUDA_TENSOR_TYPES as _CUDA_TYPES  # noqa: E402
