@@ -135,6 +135,16 @@ def test_legacy_import_paths():
     assert ember.nn.quantized.Quantize is ember.ao.nn.quantized.Quantize
 
 
+def _static_quantize(tm, em, backend, cal):
+    """Eager post-training quantization of the torch / ember twins: the backend's default
+    qconfig, prepare, one calibration batch `cal`, convert."""
+    tm.qconfig, em.qconfig = tq.get_default_qconfig(backend), eq.get_default_qconfig(backend)
+    tp, ep = tq.prepare(tm), eq.prepare(em)
+    tp(torch.from_numpy(cal))
+    ep(ember.from_numpy(cal))
+    return tq.convert(tp), eq.convert(ep)
+
+
 def _static_model(m, ao):
     class M(m.nn.Module):
         def __init__(self):
@@ -154,12 +164,7 @@ def test_static_prepare_convert_matches_torch(backend):
     torch.manual_seed(0)
     tm, em = _static_model(torch, torch.ao), _static_model(ember, ember.ao)
     _copy(tm, em)
-    tm.qconfig, em.qconfig = tq.get_default_qconfig(backend), eq.get_default_qconfig(backend)
-    tp, ep = tq.prepare(tm), eq.prepare(em)
-    cal = _x(256, 16)
-    tp(torch.from_numpy(cal))
-    ep(ember.from_numpy(cal))
-    tc, ec = tq.convert(tp), eq.convert(ep)
+    tc, ec = _static_quantize(tm, em, backend, _x(256, 16))
     assert str(ec) == str(tc)
     assert not hasattr(ec.fc1, "qconfig") and type(em.fc1) is ember.nn.Linear
     x = _x(64, 16, seed=1)
@@ -223,12 +228,7 @@ def test_fuse_modules_and_static_cnn_match_torch():
     assert str(ef) == str(tf)
     x = _x(4, 3, 8, 8)
     _close(ef(ember.from_numpy(x)), tf(torch.from_numpy(x)))
-    tf.qconfig, ef.qconfig = tq.get_default_qconfig("x86"), eq.get_default_qconfig("x86")
-    tp, ep = tq.prepare(tf), eq.prepare(ef)
-    cal = _x(32, 3, 8, 8, seed=1)
-    tp(torch.from_numpy(cal))
-    ep(ember.from_numpy(cal))
-    tc, ec = tq.convert(tp), eq.convert(ep)
+    tc, ec = _static_quantize(tf, ef, "x86", _x(32, 3, 8, 8, seed=1))
     # the histogram observers see float convs that differ in the last bit: scales may too
     assert _without_scales(str(ec)) == _without_scales(str(tc))
     assert abs(ec.conv.scale / tc.conv.scale - 1) < 1e-6
@@ -266,12 +266,7 @@ def test_float_functional_converts_to_qfunctional_as_torch():
     torch.manual_seed(0)
     tm, em = _functional_model(torch, torch.ao), _functional_model(ember, ember.ao)
     _copy(tm, em)
-    tm.qconfig, em.qconfig = tq.get_default_qconfig("qnnpack"), eq.get_default_qconfig("qnnpack")
-    tp, ep = tq.prepare(tm), eq.prepare(em)
-    cal = _x(64, 16, seed=1)
-    tp(torch.from_numpy(cal))
-    ep(ember.from_numpy(cal))
-    tc, ec = tq.convert(tp), eq.convert(ep)
+    tc, ec = _static_quantize(tm, em, "qnnpack", _x(64, 16, seed=1))
     assert str(ec) == str(tc)
     x = _x(8, 16)
     got, want = ec(ember.from_numpy(x)).numpy(), tc(torch.from_numpy(x)).numpy()
@@ -316,12 +311,7 @@ def test_residual_block_eager_static_matches_torch():
     em.eval()
     groups = [["stem", "bn0", "r0"], ["c1", "bn1", "r1"], ["c2", "bn2"]]
     tf, ef = tq.fuse_modules(tm, groups), eq.fuse_modules(em, groups)
-    tf.qconfig, ef.qconfig = tq.get_default_qconfig("x86"), eq.get_default_qconfig("x86")
-    tp, ep = tq.prepare(tf), eq.prepare(ef)
-    cal = _x(16, 3, 16, 16, seed=1)
-    tp(torch.from_numpy(cal))
-    ep(ember.from_numpy(cal))
-    tc, ec = tq.convert(tp), eq.convert(ep)
+    tc, ec = _static_quantize(tf, ef, "x86", _x(16, 3, 16, 16, seed=1))
     assert _without_scales(str(ec)) == _without_scales(str(tc))
     x = _x(4, 3, 16, 16, seed=2)
     got, want = ec(ember.from_numpy(x)).numpy(), tc(torch.from_numpy(x)).numpy()
