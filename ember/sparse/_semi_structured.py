@@ -446,6 +446,10 @@ def _times(x2, s, transpose, bias=None):
     return y if bias is None else (y + bias).astype(y.dtype)
 
 
+def _unsupported(what):
+    return NotImplementedError(f"`SparseSemiStructuredTensor` matmul: {what}")
+
+
 def _is_semi(t):
     return isinstance(t, SparseSemiStructuredTensor)
 
@@ -456,8 +460,7 @@ def mm(a, b):
         raise ValueError("`SparseSemiStructuredTensor @ SparseSemiStructuredTensor` is not "
                          "supported by the hardware")
     if a.ndim != 2 or b.ndim != 2:
-        raise NotImplementedError("`SparseSemiStructuredTensor` matmul: Broadcasting is not "
-                                  "implemented")
+        raise _unsupported("Broadcasting is not implemented")
     return matmul(a, b)
 
 
@@ -467,15 +470,13 @@ def matmul(a, b):
         return mm(a, b)
     if _is_semi(a):
         if b.ndim != 2:
-            raise NotImplementedError("`SparseSemiStructuredTensor` matmul: Broadcasting is "
-                                      "not implemented")
+            raise _unsupported("Broadcasting is not implemented")
         _check_dtypes(a, b)
         if a.shape[1] != b.shape[0]:
             _shapes(a, b)
         return wrap(np.ascontiguousarray(_times(b._data.T, a, True).T))
     if a.ndim < 1 or b.ndim != 2:
-        raise NotImplementedError("`SparseSemiStructuredTensor` matmul: Broadcasting is not "
-                                  "implemented")
+        raise _unsupported("Broadcasting is not implemented")
     _check_dtypes(b, a)
     if a.shape[-1] != b.shape[0]:
         _shapes(a, b)
@@ -487,14 +488,11 @@ def matmul(a, b):
 def addmm(bias, a, b, beta=1, alpha=1):
     """bias + a @ b with b semi-structured and a 1-d bias (PyTorch's semi_sparse_addmm)."""
     if a.ndim != 2 or b.ndim != 2:
-        raise NotImplementedError("`SparseSemiStructuredTensor` matmul: Broadcasting is not "
-                                  "implemented")
+        raise _unsupported("Broadcasting is not implemented")
     if bias.ndim != 1:
-        raise NotImplementedError("`SparseSemiStructuredTensor` matmul: only bias dim=1 "
-                                  f"supported. Shape={tuple(bias.shape)}")
+        raise _unsupported(f"only bias dim=1 supported. Shape={tuple(bias.shape)}")
     if _is_semi(a):
-        raise NotImplementedError("`SparseSemiStructuredTensor` matmul: only operand B of "
-                                  "`addmm` can be sparse")
+        raise _unsupported("only operand B of `addmm` can be sparse")
     _check_dtypes(b, a, bias)
     if a.shape[1] != b.shape[0]:
         _shapes(a, b)
@@ -512,8 +510,7 @@ def addmm(bias, a, b, beta=1, alpha=1):
 def linear(x, w, bias=None):
     """x @ w^T (+ bias) with w semi-structured: one pass over the kept values."""
     if _is_semi(x):
-        raise NotImplementedError("`SparseSemiStructuredTensor` matmul: only operand B of "
-                                  "`addmm` can be sparse")
+        raise _unsupported("only operand B of `addmm` can be sparse")
     _check_dtypes(w, x, bias)
     if x.ndim == 0:
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D "
@@ -521,8 +518,7 @@ def linear(x, w, bias=None):
     if x.shape[-1] != w.shape[1]:
         _shapes(x, w.t())
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != w.shape[0]):
-        raise NotImplementedError("`SparseSemiStructuredTensor` matmul: only bias dim=1 "
-                                  f"supported. Shape={tuple(bias.shape)}")
+        raise _unsupported(f"only bias dim=1 supported. Shape={tuple(bias.shape)}")
     arr = x._data
     y = _times(arr.reshape(-1, arr.shape[-1]), w, True, None if bias is None else bias._data)
     return wrap(y.reshape(arr.shape[:-1] + (w.shape[0],)))
