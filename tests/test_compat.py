@@ -39,3 +39,14 @@ def test_thread_settings():
     with pytest.raises(RuntimeError):
         ember.set_num_threads(0)
     assert ember.get_num_interop_threads() >= 1
+
+
+def test_device_amp_modules_are_attributes_after_import_ember():
+    """torch.cpu.amp / torch.cuda.amp work after a plain `import torch` (loaded on first use)."""
+    import subprocess
+    import sys
+    code = ("import ember; ember.cpu.amp.GradScaler; ember.cuda.amp.GradScaler; "
+            "print(ember.cpu.amp.autocast.__module__, ember.cuda.amp.autocast.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120).stdout.split()
+    assert out == ["ember.cpu.amp.autocast_mode", "ember.cuda.amp.autocast_mode"]

@@ -112,3 +112,11 @@ def empty_cache():
 
 
 _refcount = sys.getrefcount
+
+
+def __getattr__(name):
+    """torch.cpu.amp (the deprecated device aliases) is loaded on first use, not at import."""
+    if name == "amp":
+        import importlib
+        return importlib.import_module(".amp", __name__)
+    raise AttributeError(f"module 'ember.cpu' has no attribute '{name}'")
