@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 
 import ember
 from ... import nn
+from ._qtensor import QRANGE
 from .observer import (FixedQParamsObserver, HistogramObserver,
                        MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver,
                        _is_per_channel, _is_per_tensor, _is_symmetric, _with_args,
@@ -151,14 +152,8 @@ class FakeQuantize(FakeQuantizeBase):
 
 
 def _int_range(dtype):
-    if dtype in (ember.qint8, ember.int8):
-        return -128, 127
-    if dtype in (ember.quint8, ember.uint8):
-        return 0, 255
-    if dtype == ember.quint4x2:
-        return 0, 15
-    if dtype == ember.qint32:
-        return -(2 ** 31), 2 ** 31 - 1
+    if dtype in QRANGE:
+        return QRANGE[dtype][1:]
     info = ember.iinfo(dtype)
     return info.min, info.max
 
