@@ -328,6 +328,16 @@ def test_transformer_encoder_in_c(tmp_path):
     _check(tmp_path, nn.TransformerEncoder(layer, 2), [torch.randn(2, 5, 16)])
 
 
+class ZeroDimReductions(nn.Module):
+    def forward(self, x):
+        s = x.sum()
+        return s.sum(), s.mean(0), (s * 2).sum(-1)
+
+
+def test_reductions_of_a_0d_tensor(tmp_path):
+    _check(tmp_path, ZeroDimReductions(), [torch.randn(3, 4)])
+
+
 _FLASH = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
 
 

@@ -577,6 +577,10 @@ class AotGraph:
         x = n.args[0]
         xs = self.shape_of(x)
         dims = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim")
+        if not xs:                       # a 0-d input: its one element (dim 0/-1 allowed)
+            out = self._alloc(n, self._out_shape(n))
+            self.lines.append(f"  em_reduce_sum(1, 1, 1, {self._val(x)}, {out}, {int(mean)});")
+            return
         if dims is None or dims == []:
             dims = list(range(len(xs)))
         dims = sorted({d % len(xs) for d in (dims if isinstance(dims, (list, tuple))
